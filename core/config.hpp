@@ -1,0 +1,111 @@
+// The host configuration (conf/xconnd.yaml): every key with its default, loaded strictly.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/system/result.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xconn {
+
+struct server_config {
+  std::string listen = "127.0.0.1:8840";  // HOST:PORT; port 0 picks a free one
+  std::string public_base_url;            // empty: "http://" + the bound listen address
+  std::vector<std::string> api_keys;      // empty: one is generated into store.path/api_key
+  int io_threads = 0;                     // 0: one per core
+  int heartbeat_s = 30;
+  std::uint64_t max_frame_bytes = 1048576;
+};
+
+struct store_config {
+  std::string path = "./var/xconn";
+  std::uint64_t map_size_bytes = 8589934592ull;
+};
+
+struct plugins_config {
+  std::string dir = "./build/plugins";
+  bool watch = true;
+  std::vector<std::string> allow;
+  int threads = 4;
+  int reload_pause_max_calls = 10000;
+  int reload_pause_max_s = 10;
+};
+
+struct leases_config {
+  int connector_offline_s = 3600;
+  int unauthenticated_channel_s = 600;
+};
+
+struct delivery_config {
+  int window = 32;
+  int ack_timeout_s = 10;
+  int retry_max_s = 300;
+  int send_timeout_s = 30;
+  int expiry_s = 3600;
+  int max_pending_per_channel = 1000;
+  int delta_ttl_s = 600;
+  int max_open_deltas_per_channel = 64;
+  int completed_ids_s = 86400;
+  bool context_in_text = true;
+};
+
+struct tools_config {
+  int timeout_s = 30;
+  int idempotency_s = 86400;
+};
+
+struct files_config {
+  std::uint64_t max_bytes = 104857600;
+  int ttl_s = 604800;
+  int url_ttl_s = 3600;
+};
+
+// One connector's section: the four groups of seed 004, each a JSON object converted from YAML
+// (scalars stay strings unless they are YAML booleans, integers or floats).
+struct connector_section {
+  boost::json::object auth;
+  boost::json::object config;
+  boost::json::object route;
+  boost::json::object policy;
+  int line = 0;  // 1-based line of the section in the file, 0 when absent
+  // 1-based line of every key inside the section, by dotted path ("config.greeting").
+  std::map<std::string, int> key_lines;
+
+  // {"auth":{...},"config":{...},"route":{...},"policy":{...}}: what the plugin validates.
+  std::string to_json() const;
+};
+
+struct config {
+  server_config server;
+  store_config store;
+  plugins_config plugins;
+  leases_config leases;
+  delivery_config delivery;
+  tools_config tools;
+  files_config files;
+  std::map<std::string, connector_section> connectors;  // by plugin id
+  std::string source_path;                             // the file it came from, for messages
+};
+
+// A config error names the key (dotted path) and its 1-based line (0 when the file itself is at fault).
+struct config_error {
+  std::string key;
+  int line = 0;
+  std::string message;
+  std::string what() const;  // "<file>:<line>: <key>: <message>"
+  std::string file;
+};
+// Lets boost::system::result<T, config_error>::value() throw (used by tests and tools only).
+[[noreturn]] void throw_exception_from_error(const config_error& e, const boost::source_location& loc);
+
+// Loads YAML text: ${NAME} from the environment (unset is an error), a default for every key, unknown
+// keys, wrong types and out-of-range values are errors. Hostile input (alias bombs, huge scalars, deep
+// nesting, documents over 1 MiB) is refused.
+boost::system::result<config, config_error> parse_config(const std::string& yaml_text,
+                                                         const std::string& source_name = "<config>");
+boost::system::result<config, config_error> load_config(const std::string& path);
+
+}  // namespace xconn

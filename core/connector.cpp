@@ -1,0 +1,236 @@
+#include "core/connector.hpp"
+
+#include "core/crypto.hpp"
+#include "core/ids.hpp"
+#include "core/log.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
+
+#include <future>
+
+namespace xconn {
+struct call_state {
+  std::atomic<bool> done{false};
+  std::function<void(call_result)> on_done;
+  std::unique_ptr<boost::asio::steady_timer> timer;
+};
+}  // namespace xconn
+
+// The host's side of a call handed to the plugin (declared opaque in plugin.h). Freed when completed.
+struct xconn_call {
+  std::shared_ptr<xconn::call_state> state;
+  std::shared_ptr<xconn::connector> keepalive;  // async calls: keeps the library loaded until completion
+  boost::asio::io_context* io = nullptr;
+};
+
+namespace xconn {
+namespace json = boost::json;
+
+namespace {
+
+call_result parse_completion(xconn_status status, std::string_view text) {
+  call_result r;
+  if (status == XCONN_STATUS_OK) {
+    r.ok = true;
+    r.json = text.empty() ? "{}" : std::string(text);
+    return r;
+  }
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  const json::object* o = !ec && v.is_object() ? &v.as_object() : nullptr;
+  auto str = [&](const char* k) -> std::string {
+    auto* x = o ? o->if_contains(k) : nullptr;
+    return x && x->is_string() ? std::string(x->as_string()) : std::string();
+  };
+  auto flag = [&](const char* k) {
+    auto* x = o ? o->if_contains(k) : nullptr;
+    return x && x->is_bool() && x->as_bool();
+  };
+  r.code = str("code");
+  r.message = str("message");
+  r.retryable = flag("retryable");
+  r.thrown = flag("thrown");
+  if (r.code.empty()) {
+    r.code = "invalid_plugin_result";
+    r.message = "the plugin failed without a stable code";
+  }
+  return r;
+}
+
+// Auth-group values are secrets: registered for log redaction and masked in the config digest.
+void register_secrets(json::value& v, bool mask) {
+  if (v.is_object()) {
+    for (auto& kv : v.as_object()) register_secrets(kv.value(), mask);
+  } else if (v.is_array()) {
+    for (auto& e : v.as_array()) register_secrets(e, mask);
+  } else if (!v.is_null() && !v.is_bool()) {
+    log::add_secret(v.is_string() ? std::string(v.as_string()) : json::serialize(v));
+    if (mask) v = "[redacted]";
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(health_state h) {
+  switch (h) {
+    case health_state::healthy: return "healthy";
+    case health_state::degraded: return "degraded";
+    case health_state::down: return "down";
+  }
+  return "down";
+}
+
+connector::connector(std::shared_ptr<plugin_library> library, const connector_section& section,
+                     std::uint64_t generation, boost::asio::io_context& io, boost::asio::thread_pool& pool)
+    : library_(std::move(library)), config_json_(section.to_json()), generation_(generation), io_(io), pool_(pool) {
+  json::value redacted = json::parse(config_json_);
+  register_secrets(redacted.as_object()["auth"], true);
+  config_digest_ = sha256_hex(json::serialize(redacted));
+  host_api_.struct_size = sizeof(xconn_host_api);
+  host_api_.api_major = XCONN_PLUGIN_API_MAJOR;
+  host_api_.api_minor = XCONN_PLUGIN_API_MINOR;
+  host_api_.host_ctx = this;
+  host_api_.xconn_host_log = &connector::on_host_log;
+  host_api_.xconn_host_report_health = &connector::on_host_report_health;
+  host_api_.xconn_host_complete = &connector::on_host_complete;
+  health_.last_seen_at = unix_ms();
+}
+
+connector::~connector() {
+  if (instance_) library_->api->xconn_plugin_on_destroy(instance_);
+}
+
+bool connector::create(std::string& error) {
+  char reason[512] = {};
+  const auto* api = library_->api;
+  if (api->xconn_plugin_on_validate_config({config_json_.data(), config_json_.size()}, reason, sizeof reason) != 0) {
+    error = reason[0] ? std::string(reason) : std::string("rejected by the plugin");
+    return false;
+  }
+  instance_ = api->xconn_plugin_on_create(&host_api_, {config_json_.data(), config_json_.size()});
+  if (!instance_) error = "the plugin could not create an instance";
+  return instance_ != nullptr;
+}
+
+call_result connector::run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit,
+                                    const char* what) {
+  auto promise = std::make_shared<std::promise<call_result>>();
+  auto future = promise->get_future();
+  auto state = std::make_shared<call_state>();
+  state->on_done = [promise](call_result r) { promise->set_value(std::move(r)); };
+  auto* call = new xconn_call{state, nullptr, &io_};
+  boost::asio::post(pool_, [this, fn, call] { fn(instance_, call); });
+  if (future.wait_for(limit) == std::future_status::ready) return future.get();
+  if (!state->done.exchange(true)) {
+    spdlog::error("[plugin {}] {} did not finish within {} ms", id(), what, limit.count());
+    report_health(health_state::down, std::string(what) + "_timeout");
+  }
+  call_result r;
+  r.code = std::string(what) + "_timeout";
+  r.message = std::string(what) + " took too long";
+  r.timed_out = true;
+  return r;
+}
+
+call_result connector::start(std::chrono::milliseconds limit) {
+  return run_blocking(library_->api->xconn_plugin_on_start, limit, "start");
+}
+
+call_result connector::stop(std::chrono::milliseconds limit) {
+  return run_blocking(library_->api->xconn_plugin_on_stop, limit, "stop");
+}
+
+void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
+                            std::string context_json, std::chrono::milliseconds timeout,
+                            std::function<void(call_result)> done) {
+  auto state = std::make_shared<call_state>();
+  state->timer = std::make_unique<boost::asio::steady_timer>(io_, timeout);
+  std::string tool_name = tool_id;
+  state->on_done = [self = shared_from_this(), done = std::move(done), tool_name](call_result r) {
+    if (r.thrown) {
+      spdlog::error("[plugin {}] tool {} threw: {}", self->id(), tool_name, r.message);
+    }
+    done(std::move(r));
+  };
+  state->timer->async_wait([state, self = shared_from_this(), tool_name](boost::system::error_code ec) {
+    if (ec || state->done.exchange(true)) return;
+    spdlog::warn("[plugin {}] tool {} timed out", self->id(), tool_name);
+    self->report_health(health_state::degraded, "tool_timeout");
+    call_result r;
+    r.code = "tool_timeout";
+    r.message = "the tool did not answer in time";
+    r.retryable = true;
+    r.timed_out = true;
+    state->on_done(std::move(r));
+  });
+  auto* call = new xconn_call{state, shared_from_this(), &io_};
+  boost::asio::post(pool_, [self = shared_from_this(), call, channel_id = std::move(channel_id),
+                            tool_id = std::move(tool_id), arguments_json = std::move(arguments_json),
+                            context_json = std::move(context_json)] {
+    self->library_->api->xconn_plugin_on_invoke_tool(
+        self->instance_, call, {channel_id.data(), channel_id.size()}, {tool_id.data(), tool_id.size()},
+        {arguments_json.data(), arguments_json.size()}, {context_json.data(), context_json.size()});
+  });
+}
+
+void connector::on_host_complete(xconn_call* call, xconn_status status, xconn_str json_text) {
+  std::unique_ptr<xconn_call> owned(call);
+  if (!owned) return;
+  auto result = parse_completion(status, std::string_view(json_text.data ? json_text.data : "", json_text.size));
+  auto state = std::move(owned->state);
+  if (owned->keepalive) owned->keepalive->touch();
+  if (!owned->keepalive) {
+    // A blocking call: the waiting thread holds the connector; answer right here.
+    if (!state->done.exchange(true)) state->on_done(std::move(result));
+    return;
+  }
+  // Async: answer on an I/O thread, and let the connector go there too, never on the plugin's thread
+  // (dropping the last reference there would unload the code that is still running).
+  boost::asio::post(*owned->io, [state, keepalive = std::move(owned->keepalive), result = std::move(result)]() mutable {
+    if (state->done.exchange(true)) return;
+    if (state->timer) state->timer->cancel();
+    state->on_done(std::move(result));
+  });
+}
+
+void connector::on_host_log(void* ctx, xconn_log_level level, xconn_str text) {
+  auto* self = static_cast<connector*>(ctx);
+  std::string_view line(text.data ? text.data : "", text.size);
+  if (line.size() > 4096) line = line.substr(0, 4096);
+  static constexpr spdlog::level::level_enum levels[] = {spdlog::level::debug, spdlog::level::info,
+                                                         spdlog::level::warn, spdlog::level::err};
+  auto lvl = level >= XCONN_LOG_DEBUG && level <= XCONN_LOG_ERROR ? levels[level] : spdlog::level::info;
+  spdlog::log(lvl, "[plugin {}] {}", self->id(), line);
+}
+
+void connector::on_host_report_health(void* ctx, xconn_health health, xconn_str code) {
+  auto* self = static_cast<connector*>(ctx);
+  health_state h = health == XCONN_HEALTH_HEALTHY    ? health_state::healthy
+                   : health == XCONN_HEALTH_DEGRADED ? health_state::degraded
+                                                     : health_state::down;
+  self->report_health(h, std::string(code.data ? code.data : "", code.size));
+}
+
+void connector::report_health(health_state h, std::string last_error_code) {
+  std::lock_guard lock(health_mutex_);
+  if (h != health_.health)
+    spdlog::info("[plugin {}] health {} -> {}{}", id(), to_string(health_.health), to_string(h),
+                 last_error_code.empty() ? "" : " (" + last_error_code + ")");
+  health_.health = h;
+  if (!last_error_code.empty()) health_.last_error_code = std::move(last_error_code);
+  health_.last_seen_at = unix_ms();
+}
+
+void connector::touch() {
+  std::lock_guard lock(health_mutex_);
+  health_.last_seen_at = unix_ms();
+}
+
+health_snapshot connector::health() const {
+  std::lock_guard lock(health_mutex_);
+  return health_;
+}
+
+}  // namespace xconn

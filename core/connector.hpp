@@ -1,0 +1,92 @@
+// One loaded generation of one plugin: its instance, its host table, its health, and every call into it.
+//
+// Calls run on the plugin pool, never on an I/O thread. The host enforces every time limit itself; a
+// late completion after a timeout is dropped. Each pending call holds the connector (and so the library)
+// alive, so no plugin code can be unloaded while it may still run.
+#pragma once
+
+#include "core/config.hpp"
+#include "core/plugin_library.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json/object.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace xconn {
+
+// The outcome of one call: ok with a result object, or an error (code, message, retryable). `thrown`
+// marks a plugin exception (its text is for the log only); `timed_out` the host's own limit.
+struct call_result {
+  bool ok = false;
+  std::string json;  // the result (ok) as the plugin wrote it
+  std::string code;
+  std::string message;
+  bool retryable = false;
+  bool thrown = false;
+  bool timed_out = false;
+};
+
+enum class health_state { healthy, degraded, down };
+std::string_view to_string(health_state h);
+
+struct health_snapshot {
+  health_state health = health_state::healthy;
+  std::string last_error_code;
+  long long last_seen_at = 0;  // unix ms of the plugin's last sign of life
+};
+
+class connector : public std::enable_shared_from_this<connector> {
+ public:
+  connector(std::shared_ptr<plugin_library> library, const connector_section& section, std::uint64_t generation,
+            boost::asio::io_context& io, boost::asio::thread_pool& pool);
+  ~connector();
+  connector(const connector&) = delete;
+  connector& operator=(const connector&) = delete;
+
+  // Validates the config section with the plugin and creates the instance; the error names the key.
+  bool create(std::string& error);
+
+  // Blocking, for the start-up and shutdown thread: start (or stop) within limit.
+  call_result start(std::chrono::milliseconds limit);
+  call_result stop(std::chrono::milliseconds limit);
+
+  // Runs a tool on the plugin pool; done runs on an I/O thread, exactly once, within timeout.
+  void invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
+                   std::string context_json, std::chrono::milliseconds timeout,
+                   std::function<void(call_result)> done);
+
+  const plugin_manifest& manifest() const { return library_->manifest; }
+  const std::string& id() const { return library_->manifest.id; }
+  std::uint64_t generation() const { return generation_; }
+  const std::string& config_digest() const { return config_digest_; }
+  health_snapshot health() const;
+  void report_health(health_state h, std::string last_error_code);  // also used by the host on faults
+
+ private:
+  struct pending;  // one call in flight
+  static void on_host_log(void* ctx, xconn_log_level level, xconn_str text);
+  static void on_host_report_health(void* ctx, xconn_health health, xconn_str code);
+  static void on_host_complete(xconn_call* call, xconn_status status, xconn_str json);
+  void touch();  // the plugin showed a sign of life
+  call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);
+
+  std::shared_ptr<plugin_library> library_;
+  std::string config_json_;
+  std::string config_digest_;
+  std::uint64_t generation_;
+  boost::asio::io_context& io_;
+  boost::asio::thread_pool& pool_;
+  xconn_host_api host_api_{};
+  void* instance_ = nullptr;
+  mutable std::mutex health_mutex_;
+  health_snapshot health_;
+};
+
+}  // namespace xconn

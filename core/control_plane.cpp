@@ -1,0 +1,109 @@
+#include "core/control_plane.hpp"
+
+#include "core/connector_card.hpp"
+
+#include <boost/json.hpp>
+
+namespace xconn {
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+http_response unauthorized(const http_request& req) {
+  return error_response(req, http::status::unauthorized, "unauthorized",
+                        "a valid API key is required (Authorization: Bearer <key>)");
+}
+
+http_response not_found(const http_request& req) {
+  return error_response(req, http::status::not_found, "not_found", "no such resource");
+}
+
+http_response connectors_list(server_context& ctx, const http_request& req) {
+  json::array list;
+  for (const auto& c : ctx.connectors.all()) {
+    const auto& m = c->manifest();
+    list.push_back({{"plugin_id", m.id},
+                    {"connector_card_id", m.card_id},
+                    {"name", m.card.at("connector").as_object().at("name")},
+                    {"version", m.card_version},
+                    {"health", to_string(c->health().health)},
+                    {"generation", c->generation()},
+                    {"config_digest", c->config_digest()}});
+  }
+  json::array refused;
+  for (const auto& r : ctx.connectors.refused())
+    refused.push_back({{"file", r.file}, {"plugin_id", r.plugin_id}, {"reason", r.reason}});
+  return json_response(req, http::status::ok,
+                       json::serialize(json::object{{"connectors", std::move(list)}, {"refused", std::move(refused)}}));
+}
+
+http_response health(const connector& c, const http_request& req) {
+  auto h = c.health();
+  const auto& m = c.manifest();
+  std::string_view status = h.health == health_state::healthy ? "ok"
+                            : h.health == health_state::degraded ? "degraded"
+                                                                 : "down";
+  json::object body{{"status", status},
+                    {"connector_card_id", m.card_id},
+                    {"connector_card_version", m.card_version},
+                    {"protocol_version", protocol_version},
+                    {"build", m.build},
+                    {"adapter",
+                     {{"health", to_string(h.health)},
+                      {"last_error_code", h.last_error_code},
+                      {"last_seen_at", h.last_seen_at}}},
+                    {"channels", {{"open", 0}, {"authenticated", 0}}}};
+  auto code = h.health == health_state::down ? http::status::service_unavailable : http::status::ok;
+  return json_response(req, code, json::serialize(body));
+}
+
+}  // namespace
+
+bool authorized(const server_context& ctx, const http_request& req) {
+  auto it = req.find(http::field::authorization);
+  return it != req.end() && ctx.keys.authorizes(it->value());
+}
+
+http_response handle_control_request(server_context& ctx, const http_request& req) {
+  std::string_view target = req.target();
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/connectors" || path == "/connectors/") {
+    if (!authorized(ctx, req)) return unauthorized(req);
+    if (req.method() != http::verb::get) return error_response(req, http::status::method_not_allowed,
+                                                               "method_not_allowed", "use GET");
+    return connectors_list(ctx, req);
+  }
+  auto parts = split_connector_path(target);
+  auto conn = parts.plugin_id.empty() ? nullptr : ctx.connectors.find(parts.plugin_id);
+  bool is_public = parts.rest == "/connector-card.json" || parts.rest == "/skill.md" || parts.rest == "/capability.json";
+  if (!conn) {
+    // Past the public documents, only a caller with the key learns what exists.
+    return is_public || authorized(ctx, req) ? not_found(req) : unauthorized(req);
+  }
+  const auto& m = conn->manifest();
+  if (!is_public && !authorized(ctx, req)) return unauthorized(req);
+  if (req.method() != http::verb::get)
+    return error_response(req, http::status::method_not_allowed, "method_not_allowed", "use GET");
+
+  if (parts.rest == "/connector-card.json") return json_response(req, http::status::ok, json::serialize(m.card));
+  if (parts.rest == "/skill.md") {
+    if (m.skill.empty()) return not_found(req);
+    http_response res{http::status::ok, req.version()};
+    res.set(http::field::server, "xconn");
+    res.set(http::field::content_type, "text/markdown; charset=utf-8");
+    res.keep_alive(req.keep_alive());
+    res.body() = m.skill;
+    res.prepare_payload();
+    return res;
+  }
+  if (parts.rest == "/capability.json") {
+    json::object cap = m.capability;
+    cap["health"] = to_string(conn->health().health);
+    return json_response(req, http::status::ok, json::serialize(cap));
+  }
+  if (parts.rest == "/health") return health(*conn, req);
+  return not_found(req);
+}
+
+}  // namespace xconn

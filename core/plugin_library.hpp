@@ -1,0 +1,32 @@
+// One plugin shared library, opened with Boost.DLL and checked before any of its code is trusted.
+#pragma once
+
+#include "core/plugin_manifest.hpp"
+
+#include <xconn/plugin.h>
+
+#include <boost/dll/shared_library.hpp>
+#include <boost/system/result.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace xconn {
+
+// Closed (dlclose) when the last holder lets go; every object that may call into the plugin holds it.
+struct plugin_library {
+  boost::dll::shared_library library;
+  const xconn_plugin_api* api = nullptr;
+  plugin_manifest manifest;
+  std::filesystem::path file;  // the file in plugins.dir it came from
+  std::string sha256;          // of the file's bytes
+};
+
+// Copies file to cache_dir/<sha256>.so (a new build never aliases one already loaded), opens it
+// RTLD_LOCAL|RTLD_NOW, calls its entry with this host's API major and checks the table, the manifest and
+// that the manifest id equals the file name. The error is one line fit for the log.
+boost::system::result<std::shared_ptr<plugin_library>, std::string> load_plugin_library(
+    const std::filesystem::path& file, const std::filesystem::path& cache_dir);
+
+}  // namespace xconn

@@ -1,0 +1,48 @@
+// What a plugin declares about itself (its manifest JSON), checked before anything is served.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/system/result.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace xconn {
+
+// Seed 002's `chat`: the room the connector's messages go into.
+struct chat_limits {
+  std::string title;
+  std::map<std::string, std::string> roles;  // id -> label
+  int max_length = 500;                      // code points
+  int max_per_minute = 6;
+};
+
+struct tool_options {
+  bool side_effect = false;
+  int timeout_ms = 0;  // 0: the host's tools.timeout_s
+};
+
+struct plugin_manifest {
+  std::string id;                        // plugin id: [a-z0-9-]{1,32}
+  std::string card_id;                   // connector_card_id
+  std::string card_version;              // connector.version
+  boost::json::object build;             // {"version","git_tag","git_rev","build_time"}
+  boost::json::object card;              // the served Connector Card (host fields added, schema-checked)
+  std::map<std::string, tool_options> tools;  // every card tool, with its options
+  std::string skill;                     // the served SKILL.md (empty: none)
+  std::string system_prompt;
+  std::optional<chat_limits> chat;
+  boost::json::object capability;        // AIOS capability without `health` (the host adds it live)
+};
+
+bool valid_plugin_id(std::string_view id);
+
+// The skill name a card id maps to (spec §4.2): "connector-" + id with '.' and '_' as '-'.
+std::string skill_name_for(std::string_view card_id);
+
+// Parses and validates a manifest and the plugin's build facts; the error names the field at fault.
+boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_view manifest_json,
+                                                                   std::string_view build_json);
+
+}  // namespace xconn

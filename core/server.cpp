@@ -1,0 +1,143 @@
+#include "core/server.hpp"
+
+#include "core/api_keys.hpp"
+#include "core/connector_ids.hpp"
+#include "core/connector_registry.hpp"
+#include "core/http_listener.hpp"
+#include "core/server_context.hpp"
+#include "core/store.hpp"
+#include "core/ws_session.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace xconn {
+namespace asio = boost::asio;
+
+struct server::impl {
+  config cfg;
+  std::unique_ptr<store> db;
+  std::optional<api_keys> keys;
+  std::unique_ptr<asio::io_context> io;
+  std::unique_ptr<asio::thread_pool> pool;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::unique_ptr<connector_registry> connectors;
+  std::unique_ptr<connector_ids> ids;
+  std::unique_ptr<server_context> ctx;
+  std::shared_ptr<http_listener> listener;
+  std::vector<std::thread> threads;
+  unsigned short port = 0;
+  std::string base_url;
+  std::string key_file;
+  bool running = false;
+};
+
+namespace {
+
+// "HOST:PORT" or "[V6]:PORT" to an endpoint; host names resolve once, at start.
+boost::system::result<asio::ip::tcp::endpoint, std::string> parse_listen(asio::io_context& io, const std::string& listen) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return "server.listen: expected HOST:PORT";
+  std::string host = listen.substr(0, colon);
+  std::string port = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  asio::ip::tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(host, port, asio::ip::resolver_base::numeric_service, ec);
+  if (ec || results.empty()) return "server.listen: cannot resolve " + host + ": " + ec.message();
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+server::server(config cfg) : impl_(std::make_unique<impl>()) { impl_->cfg = std::move(cfg); }
+
+server::~server() {
+  stop();
+  // Sockets and pending handlers go before the io_context they belong to, and before the context
+  // (sessions unregister from it when they die).
+  impl_->listener.reset();
+  impl_->io.reset();
+}
+
+std::string server::start() {
+  auto& s = *impl_;
+  const auto& cfg = s.cfg;
+  store_options opts;
+  opts.path = cfg.store.path;
+  opts.map_size_bytes = cfg.store.map_size_bytes;
+  opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv"};
+  auto db = store::open(opts);
+  if (!db) return "store: " + db.error();
+  s.db = std::move(*db);
+
+  auto keys = api_keys::load(cfg.server.api_keys, cfg.store.path);
+  if (!keys) return "api key: " + keys.error();
+  s.keys = std::move(*keys);
+  s.key_file = s.keys->key_file();
+
+  s.io = std::make_unique<asio::io_context>();
+  s.work.emplace(s.io->get_executor());
+  s.pool = std::make_unique<asio::thread_pool>(cfg.plugins.threads);
+  s.connectors = std::make_unique<connector_registry>(s.cfg, *s.io, *s.pool);
+  s.ids = std::make_unique<connector_ids>(*s.db);
+  s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, {}, {}, {}});
+
+  auto endpoint = parse_listen(*s.io, cfg.server.listen);
+  if (!endpoint) return endpoint.error();
+  s.listener = std::make_shared<http_listener>(*s.io, *s.ctx);
+  if (auto err = s.listener->open(*endpoint); !err.empty()) return err;
+  auto bound = s.listener->local_endpoint();
+  s.port = bound.port();
+  std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  s.base_url = cfg.server.public_base_url.empty() ? "http://" + host + ":" + std::to_string(s.port)
+                                                  : cfg.server.public_base_url;
+  while (!s.base_url.empty() && s.base_url.back() == '/') s.base_url.pop_back();
+  s.ctx->public_base_url = s.base_url;
+
+  s.connectors->load_all();
+  s.listener->run();
+  int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
+  for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
+  s.running = true;
+  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins)", host, s.port, n, s.connectors->all().size());
+  for (const auto& c : s.connectors->all())
+    spdlog::info("connector base URL: {}/connectors/{}", s.base_url, c->id());
+  return {};
+}
+
+void server::stop() {
+  auto& s = *impl_;
+  if (!s.running) {
+    if (s.pool) s.pool->join();
+    return;
+  }
+  s.running = false;
+  spdlog::info("shutting down");
+  s.ctx->stopping = true;
+  s.listener->close();
+  for (auto& session : s.ctx->sessions.snapshot()) session->shut_down();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (s.ctx->sessions.size() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.connectors->stop_all();
+  s.db->flush();
+  s.work.reset();
+  s.io->stop();
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+  s.pool->join();
+  spdlog::info("stopped");
+}
+
+unsigned short server::port() const { return impl_->port; }
+const std::string& server::base_url() const { return impl_->base_url; }
+const std::string& server::key_file() const { return impl_->key_file; }
+const config& server::settings() const { return impl_->cfg; }
+
+}  // namespace xconn

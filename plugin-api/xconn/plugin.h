@@ -1,0 +1,122 @@
+/*
+ * xconn plugin ABI, version 1.
+ *
+ * The only contract between the xconn host and a plugin (.so). Plain C: no exception, no C++ or Boost
+ * type crosses it, so a plugin built by another compiler or against another Boost still loads.
+ *
+ * Naming shows direction: xconn_plugin_on_* is what the plugin implements, xconn_host_* what the host
+ * provides. Every struct starts with its size and version so either side can tell what the other knows.
+ * Strings are UTF-8 (pointer, length) pairs and are NOT NUL-terminated; JSON travels as text.
+ *
+ * Loading: the host opens {plugin_id}.so, looks up XCONN_PLUGIN_ENTRY_SYMBOL and calls it with its own
+ * API major. The plugin returns its table (or NULL when it cannot serve that host). A table whose
+ * api_major differs from the host's is refused with a log line and a health entry.
+ */
+#ifndef XCONN_PLUGIN_H
+#define XCONN_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XCONN_PLUGIN_API_MAJOR 1u
+#define XCONN_PLUGIN_API_MINOR 0u
+#define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
+
+/* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
+typedef struct xconn_str {
+  const char* data;
+  size_t size;
+} xconn_str;
+
+typedef enum xconn_log_level {
+  XCONN_LOG_DEBUG = 0,
+  XCONN_LOG_INFO = 1,
+  XCONN_LOG_WARN = 2,
+  XCONN_LOG_ERROR = 3
+} xconn_log_level;
+
+/* The one health vocabulary (AIOS seed 004): /health maps it to ok / degraded / down. */
+typedef enum xconn_health {
+  XCONN_HEALTH_HEALTHY = 0,
+  XCONN_HEALTH_DEGRADED = 1,
+  XCONN_HEALTH_DOWN = 2
+} xconn_health;
+
+typedef enum xconn_status {
+  XCONN_STATUS_OK = 0,
+  /* A business failure: the json is {"code": "...", "message": "...", "retryable": bool}. */
+  XCONN_STATUS_ERROR = 1
+} xconn_status;
+
+/* One call the host started (start, stop, a tool invocation, ...). OWNERSHIP: the host owns it; it stays
+ * valid until the plugin completes it with xconn_host_complete, which it must do exactly once, from any
+ * thread, now or later. The host enforces its own time limit; a completion after it is dropped safely. */
+typedef struct xconn_call xconn_call;
+
+typedef struct xconn_host_api {
+  uint32_t struct_size;
+  uint32_t api_major;
+  uint32_t api_minor;
+  /* OWNERSHIP: the host owns host_ctx; valid from on_create until on_destroy returns. */
+  void* host_ctx;
+
+  /* One line in the host log, tagged with the plugin id. Auth-group values are redacted by the host. */
+  void (*xconn_host_log)(void* host_ctx, xconn_log_level level, xconn_str text);
+
+  /* The plugin's health changed. last_error_code is a stable code or empty. */
+  void (*xconn_host_report_health)(void* host_ctx, xconn_health health, xconn_str last_error_code);
+
+  /* Completes a call. json is the result (status OK) or an error object (status ERROR); the host copies it
+   * before returning. */
+  void (*xconn_host_complete)(xconn_call* call, xconn_status status, xconn_str json);
+} xconn_host_api;
+
+typedef struct xconn_plugin_api {
+  uint32_t struct_size;
+  uint32_t api_major;
+  uint32_t api_minor;
+
+  /* Static declaration as JSON: {"id", "card", "tool_options", "skill", "system_prompt", "chat",
+   * "capability"}; see docs/plugin-api.md. OWNERSHIP: the plugin; valid while the library is loaded. */
+  xconn_str manifest_json;
+
+  /* {"version", "git_tag", "git_rev", "build_time"} stamped when the plugin was built. Same ownership. */
+  xconn_str build_json;
+
+  /* Checks the plugin's own config section {"auth":{...},"config":{...},"route":{...},"policy":{...}}.
+   * Returns 0 when valid; otherwise writes a NUL-terminated reason naming the key ("config.greeting:
+   * must be a string") into error (at most error_capacity bytes) and returns non-zero. Never logs values. */
+  int (*xconn_plugin_on_validate_config)(xconn_str config_json, char* error, size_t error_capacity);
+
+  /* Makes one instance with a validated config. OWNERSHIP: host stays owned by the host and outlives the
+   * instance. Returns NULL on failure (after logging why through host). */
+  void* (*xconn_plugin_on_create)(const xconn_host_api* host, xconn_str config_json);
+
+  /* Frees the instance. Called once, after stop completed or timed out, never concurrently with a call. */
+  void (*xconn_plugin_on_destroy)(void* instance);
+
+  /* Opens connections, timers, listeners. The host allows 5 s. */
+  void (*xconn_plugin_on_start)(void* instance, xconn_call* call);
+
+  /* Closes everything start opened; safe to call more than once. The host allows 5 s. */
+  void (*xconn_plugin_on_stop)(void* instance, xconn_call* call);
+
+  /* Runs one tool on one channel. arguments_json is the raw payload.arguments object; context_json the
+   * payload.context object ("{}" when absent). Completes with the result object, or an error whose code is
+   * the plugin's stable business code. */
+  void (*xconn_plugin_on_invoke_tool)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                      xconn_str tool_id, xconn_str arguments_json, xconn_str context_json);
+} xconn_plugin_api;
+
+/* The one exported symbol. host_api_major lets a plugin that serves several majors pick its table. */
+typedef const xconn_plugin_api* (*xconn_plugin_entry_fn)(uint32_t host_api_major);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XCONN_PLUGIN_H */

@@ -1,0 +1,263 @@
+// Header-only C++ SDK over the C ABI in plugin.h: a plugin author writes one class and one macro.
+//
+//   class my_plugin : public xconn::sdk::plugin {
+//    public:
+//     static std::string_view manifest();                          // the JSON declaration
+//     static std::string validate_config(std::string_view json);   // "" when valid, else "group.key: why"
+//     my_plugin(xconn::sdk::host host, std::string_view config_json);
+//     void invoke_tool(...) override;                              // and start / stop as needed
+//   };
+//   XCONN_PLUGIN(my_plugin)
+//
+// No exception leaves the plugin: every trampoline catches and completes the call as an error with
+// "thrown": true (the host logs the text and answers a generic failure on the wire).
+#ifndef XCONN_PLUGIN_HPP
+#define XCONN_PLUGIN_HPP
+
+#include <xconn/plugin.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+
+// Build facts; xconn_add_plugin() in CMake stamps the real ones.
+#ifndef XCONN_PLUGIN_BUILD_VERSION
+#define XCONN_PLUGIN_BUILD_VERSION "0.0.0"
+#endif
+#ifndef XCONN_PLUGIN_BUILD_GIT_TAG
+#define XCONN_PLUGIN_BUILD_GIT_TAG ""
+#endif
+#ifndef XCONN_PLUGIN_BUILD_GIT_REV
+#define XCONN_PLUGIN_BUILD_GIT_REV "unknown"
+#endif
+#ifndef XCONN_PLUGIN_BUILD_TIME
+#define XCONN_PLUGIN_BUILD_TIME "0000000000"
+#endif
+
+namespace xconn::sdk {
+
+inline xconn_str to_c(std::string_view s) { return xconn_str{s.data(), s.size()}; }
+inline std::string_view from_c(xconn_str s) { return s.data ? std::string_view(s.data, s.size) : std::string_view(); }
+
+// A JSON string literal for s (quotes included); control characters are escaped.
+inline std::string json_quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+// A business failure with a stable code; message is short and holds no secret.
+struct error {
+  std::string code;
+  std::string message;
+  bool retryable = false;
+
+  std::string to_json(bool thrown = false) const {
+    std::string out = "{\"code\":" + json_quote(code) + ",\"message\":" + json_quote(message) +
+                      ",\"retryable\":" + (retryable ? "true" : "false");
+    if (thrown) out += ",\"thrown\":true";
+    return out + "}";
+  }
+};
+
+// The host's services, as handed to the plugin. Cheap to copy; valid for the instance's lifetime.
+class host {
+ public:
+  explicit host(const xconn_host_api* api) : api_(api) {}
+
+  void log(xconn_log_level level, std::string_view text) const {
+    api_->xconn_host_log(api_->host_ctx, level, to_c(text));
+  }
+  void info(std::string_view text) const { log(XCONN_LOG_INFO, text); }
+  void warn(std::string_view text) const { log(XCONN_LOG_WARN, text); }
+  void report_health(xconn_health health, std::string_view last_error_code = {}) const {
+    api_->xconn_host_report_health(api_->host_ctx, health, to_c(last_error_code));
+  }
+  const xconn_host_api* c_api() const { return api_; }
+
+ private:
+  const xconn_host_api* api_;
+};
+
+// Completes one host call exactly once. Move-only; may travel to another thread and complete later.
+// Dropping it uncompleted answers the call as failed, so a forgotten path never hangs the host.
+class completion {
+ public:
+  // rescue: set only by the SDK's trampolines; see the destructor.
+  completion(const xconn_host_api* api, xconn_call* call, xconn_call** rescue = nullptr)
+      : api_(api), call_(call), rescue_(rescue), uncaught_(std::uncaught_exceptions()) {}
+  completion(completion&& other) noexcept
+      : api_(other.api_), call_(other.call_.exchange(nullptr)), uncaught_(std::uncaught_exceptions()) {}
+  completion& operator=(completion&&) = delete;
+  completion(const completion&) = delete;
+  ~completion() {
+    xconn_call* call = call_.exchange(nullptr);
+    if (!call) return;
+    // The handler threw while still holding the call: hand it back so the trampoline answers it once, with
+    // the exception's text, instead of answering it here and again there.
+    if (rescue_ && std::uncaught_exceptions() > uncaught_) {
+      *rescue_ = call;
+      return;
+    }
+    api_->xconn_host_complete(call, XCONN_STATUS_ERROR,
+                              to_c(error{"plugin_dropped_call", "the plugin dropped the call without answering", true}.to_json()));
+  }
+
+  void ok(std::string_view result_json = "{}") { finish(XCONN_STATUS_OK, result_json); }
+  void fail(const error& e, bool thrown = false) { finish(XCONN_STATUS_ERROR, e.to_json(thrown)); }
+
+ private:
+  void finish(xconn_status status, std::string_view json) {
+    if (xconn_call* call = call_.exchange(nullptr)) api_->xconn_host_complete(call, status, to_c(json));
+  }
+  const xconn_host_api* api_;
+  std::atomic<xconn_call*> call_;
+  xconn_call** rescue_ = nullptr;
+  int uncaught_;
+};
+
+class plugin {
+ public:
+  virtual ~plugin() = default;
+  virtual void start(completion done) { done.ok(); }
+  virtual void stop(completion done) { done.ok(); }
+  virtual void invoke_tool(std::string_view connector_channel_id, std::string_view tool_id,
+                           std::string_view arguments_json, std::string_view context_json, completion done) {
+    (void)connector_channel_id;
+    (void)arguments_json;
+    (void)context_json;
+    done.fail({"tool_not_found", "no tool " + std::string(tool_id), false});
+  }
+};
+
+namespace detail {
+
+// One instance as the host sees it: the C++ object plus the host table it was made with.
+struct instance {
+  const xconn_host_api* host;
+  plugin* object;
+};
+
+// Runs fn(rescue); fn passes completion(host, call, rescue) to the plugin as a prvalue, so the plugin's own
+// parameter carries the rescue slot. A throw answers the call as an error only when that parameter still held
+// it; a call the plugin moved elsewhere is answered by its new owner. Never twice.
+template <class Fn>
+void guarded(const xconn_host_api* host, Fn&& fn) {
+  xconn_call* rescued = nullptr;
+  try {
+    fn(&rescued);
+  } catch (const std::exception& e) {
+    if (rescued) completion(host, rescued).fail({"plugin_exception", e.what(), true}, true);
+  } catch (...) {
+    if (rescued) completion(host, rescued).fail({"plugin_exception", "unknown exception", true}, true);
+  }
+}
+
+template <class Plugin>
+const xconn_plugin_api* table_for(uint32_t host_major) {
+  if (host_major != XCONN_PLUGIN_API_MAJOR) return nullptr;
+  static const std::string manifest(Plugin::manifest());
+  static const std::string build = std::string("{\"version\":") + json_quote(XCONN_PLUGIN_BUILD_VERSION) +
+                                   ",\"git_tag\":" + json_quote(XCONN_PLUGIN_BUILD_GIT_TAG) +
+                                   ",\"git_rev\":" + json_quote(XCONN_PLUGIN_BUILD_GIT_REV) +
+                                   ",\"build_time\":" + json_quote(XCONN_PLUGIN_BUILD_TIME) + "}";
+  static const xconn_plugin_api table = {
+      sizeof(xconn_plugin_api),
+      XCONN_PLUGIN_API_MAJOR,
+      XCONN_PLUGIN_API_MINOR,
+      to_c(manifest),
+      to_c(build),
+      // on_validate_config
+      [](xconn_str config, char* error, size_t capacity) -> int {
+        std::string reason;
+        try {
+          reason = Plugin::validate_config(from_c(config));
+        } catch (const std::exception& e) {
+          reason = std::string("config: ") + e.what();
+        } catch (...) {
+          reason = "config: unreadable";
+        }
+        if (reason.empty()) return 0;
+        if (capacity > 0) {
+          size_t n = reason.size() < capacity - 1 ? reason.size() : capacity - 1;
+          std::memcpy(error, reason.data(), n);
+          error[n] = '\0';
+        }
+        return 1;
+      },
+      // on_create
+      [](const xconn_host_api* host_api, xconn_str config) -> void* {
+        try {
+          return new instance{host_api, new Plugin(host(host_api), from_c(config))};
+        } catch (const std::exception& e) {
+          host(host_api).log(XCONN_LOG_ERROR, std::string("create failed: ") + e.what());
+        } catch (...) {
+          host(host_api).log(XCONN_LOG_ERROR, "create failed");
+        }
+        return nullptr;
+      },
+      // on_destroy
+      [](void* p) {
+        auto* self = static_cast<instance*>(p);
+        try {
+          delete self->object;
+        } catch (...) {
+        }
+        delete self;
+      },
+      // on_start
+      [](void* p, xconn_call* call) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) { self->object->start(completion(self->host, call, rescue)); });
+      },
+      // on_stop
+      [](void* p, xconn_call* call) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) { self->object->stop(completion(self->host, call, rescue)); });
+      },
+      // on_invoke_tool
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str tool, xconn_str args, xconn_str ctx) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->invoke_tool(from_c(channel), from_c(tool), from_c(args), from_c(ctx),
+                                    completion(self->host, call, rescue));
+        });
+      },
+  };
+  return &table;
+}
+
+}  // namespace detail
+}  // namespace xconn::sdk
+
+// Exports the one entry symbol for Plugin. Use once per plugin library.
+#define XCONN_PLUGIN(Plugin)                                                                   \
+  extern "C" __attribute__((visibility("default"))) const xconn_plugin_api* xconn_plugin_entry( \
+      uint32_t host_api_major) {                                                               \
+    return ::xconn::sdk::detail::table_for<Plugin>(host_api_major);                           \
+  }
+
+#endif  // XCONN_PLUGIN_HPP

@@ -1,0 +1,103 @@
+// The static declaration of echo (plugin-contract.md, "Identity and declaration"), assembled once at load.
+#pragma once
+
+#include "echo_skill.hpp"
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace echo {
+
+// Lists only what works today; echo_send_message, echo_burst and the auth flows wait for host services.
+// The host injects connector_channel_id into every input schema, so none is written here.
+inline constexpr std::string_view manifest_template = R"json({
+  "id": "echo",
+  "card": {
+    "connector_card_id": "im.echo",
+    "connector": {
+      "name": "Echo",
+      "vendor": "xconn",
+      "description": "A test target built into xconn: reverses text, fails on request and waits on request, with no outside service."
+    },
+    "supports": {
+      "user_channel_mode": "multiple",
+      "target_types": ["im"],
+      "targets": [{"target_type": "im", "provider": "echo", "label": "Echo"}],
+      "profiles": ["xagent.im.v1", "xagent.im.v2"]
+    },
+    "tools": [
+      {
+        "tool_id": "echo_reverse",
+        "profile": "xagent.im.v2",
+        "title": "Reverse Text",
+        "description": "Return the text with its characters (Unicode code points) in reverse order.",
+        "related_skill_ids": ["connector-im-echo"],
+        "input_schema": {
+          "type": "object",
+          "required": ["text"],
+          "properties": {"text": {"type": "string", "description": "Text to reverse."}}
+        },
+        "output_schema": {
+          "type": "object",
+          "required": ["text"],
+          "properties": {"text": {"type": "string"}}
+        }
+      },
+      {
+        "tool_id": "echo_fail",
+        "profile": "xagent.im.v2",
+        "title": "Fail with a Code",
+        "description": "Always fail with the given error code, to show how a tool error reaches the agent.",
+        "related_skill_ids": ["connector-im-echo"],
+        "input_schema": {
+          "type": "object",
+          "required": ["code"],
+          "properties": {
+            "code": {"type": "string", "pattern": "^[a-z0-9_.-]{1,64}$", "description": "The error code to fail with."}
+          }
+        },
+        "output_schema": {"type": "object"}
+      },
+      {
+        "tool_id": "echo_sleep",
+        "profile": "xagent.im.v2",
+        "title": "Wait",
+        "description": "Answer after the given number of milliseconds.",
+        "related_skill_ids": ["connector-im-echo"],
+        "input_schema": {
+          "type": "object",
+          "required": ["ms"],
+          "properties": {
+            "ms": {"type": "integer", "minimum": 0, "maximum": 600000, "description": "How long to wait, in milliseconds."}
+          }
+        },
+        "output_schema": {
+          "type": "object",
+          "required": ["slept_ms"],
+          "properties": {"slept_ms": {"type": "integer"}}
+        }
+      }
+    ],
+    "security": {"trust_level": "builtin", "data_classes": ["message"]}
+  },
+  "tool_options": {},
+  "system_prompt": "This conversation runs on Echo, a test target inside the connector server: nothing reaches a person. Use the echo tools only to test or demonstrate tool calls. Pass connector_channel_id unchanged. echo_fail fails by design: report its error code instead of retrying.",
+  "capability": {
+    "adapter_id": "echo",
+    "supported_targets": ["echo"],
+    "supported_features": ["text", "tools"]
+  }
+})json";
+
+// The versions come from the stamped build version, so card, capability and build facts never disagree.
+inline std::string manifest_json(std::string_view version) {
+  boost::json::object manifest = boost::json::parse(manifest_template).as_object();
+  manifest["card"].as_object()["connector"].as_object()["version"] = version;
+  manifest["capability"].as_object()["adapter_version"] = version;
+  manifest["skill"] = skill_md;
+  return boost::json::serialize(manifest);
+}
+
+}  // namespace echo

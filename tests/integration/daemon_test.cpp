@@ -1,0 +1,113 @@
+// The real xconnd binary: configuration errors, the generated key, secrets kept out of the log, signals.
+#include "support/daemon_process.hpp"
+#include "support/test_support.hpp"
+#include "support/wire_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+namespace xconn::test {
+namespace {
+
+std::string config_text(const std::string& extra_server = "", const std::string& connectors = "") {
+  return "server:\n  listen: \"127.0.0.1:0\"\n" + extra_server + "store:\n  path: \"./var/xconn\"\n" +
+         "  map_size_bytes: 67108864\nplugins:\n  dir: \"" + plugin_dir().string() + "\"\n" + connectors;
+}
+
+TEST(daemon, generates_a_key_serves_echo_and_stops_cleanly_on_sigterm) {
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml", config_text());
+  daemon_process d({"--config", "xconnd.yaml"}, dir.path());
+  auto port = d.wait_listening();
+  ASSERT_NE(port, 0) << d.console();
+
+  auto key_file = dir.path() / "var" / "xconn" / "api_key";
+  ASSERT_TRUE(std::filesystem::exists(key_file));
+  struct stat st {};
+  ASSERT_EQ(::stat(key_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  std::string key = read_file(key_file);
+  EXPECT_GE(key.size(), 32u);
+  EXPECT_NE(d.console().find(key_file.string().substr(dir.str().size() + 1)), std::string::npos) << d.console();
+
+  EXPECT_EQ(http_get(port, "/connectors/echo/health", key).status, 200);
+  EXPECT_EQ(http_get(port, "/connectors/echo/connector-card.json").status, 200);
+  auto ws = ws_client::connect(port, "/connectors/echo/ws", {key, "xagent.connector.packet.v1"});
+  ASSERT_TRUE(ws);
+  ASSERT_TRUE(ws->hello());
+
+  d.signal(SIGTERM);
+  EXPECT_EQ(ws->wait_closed(), 1001);
+  EXPECT_EQ(d.wait_exit(), 0) << d.console();
+  EXPECT_EQ(d.console().find(key), std::string::npos) << "the key reached the console";
+
+  // The second start keeps the same key.
+  daemon_process again({"--config", "xconnd.yaml"}, dir.path());
+  auto port2 = again.wait_listening();
+  ASSERT_NE(port2, 0);
+  EXPECT_EQ(http_get(port2, "/connectors/echo/health", key).status, 200);
+  again.signal(SIGINT);
+  EXPECT_EQ(again.wait_exit(), 0);
+}
+
+TEST(daemon, check_config_validates_and_exits) {
+  temp_dir dir;
+  write_file(dir.path() / "good.yaml", config_text());
+  daemon_process good({"--config", "good.yaml", "--check-config"}, dir.path());
+  EXPECT_EQ(good.wait_exit(), 0) << good.console();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "var")) << "--check-config must not create the store";
+
+  write_file(dir.path() / "bad.yaml", config_text("  heartbeat_s: soon\n"));
+  daemon_process bad({"--config", "bad.yaml", "--check-config"}, dir.path());
+  EXPECT_EQ(bad.wait_exit(), 2);
+  EXPECT_NE(bad.console().find("bad.yaml:3: server.heartbeat_s"), std::string::npos) << bad.console();
+}
+
+TEST(daemon, a_config_error_names_key_and_line_and_nothing_listens) {
+  temp_dir dir;
+  write_file(dir.path() / "typo.yaml", config_text("  heartbeet_s: 30\n"));
+  daemon_process d({"--config", "typo.yaml"}, dir.path());
+  EXPECT_EQ(d.wait_exit(), 2);
+  EXPECT_NE(d.console().find("typo.yaml:3: server.heartbeet_s"), std::string::npos) << d.console();
+  EXPECT_EQ(d.console().find("listening"), std::string::npos);
+
+  write_file(dir.path() / "env.yaml", config_text("  api_keys: [\"${XCONN_TEST_UNSET_VARIABLE}\"]\n"));
+  ::unsetenv("XCONN_TEST_UNSET_VARIABLE");
+  daemon_process e({"--config", "env.yaml"}, dir.path());
+  EXPECT_EQ(e.wait_exit(), 2);
+  EXPECT_NE(e.console().find("XCONN_TEST_UNSET_VARIABLE"), std::string::npos) << e.console();
+
+  daemon_process missing({"--config", "nowhere.yaml"}, dir.path());
+  EXPECT_EQ(missing.wait_exit(), 2);
+}
+
+TEST(daemon, planted_secrets_never_reach_the_log) {
+  temp_dir dir;
+  const std::string api_key = "PLANTED-API-KEY-7f3a9c2e4b";
+  const std::string auth_secret = "PLANTED-AUTH-SECRET-91d0e6";
+  write_file(dir.path() / "xconnd.yaml",
+             config_text("  api_keys: [\"${XCONN_TEST_KEY}\"]\n",
+                         "connectors:\n  echo:\n    auth:\n      token: \"" + auth_secret + "\"\n"));
+  daemon_process d({"--config", "xconnd.yaml"}, dir.path(), {{"XCONN_TEST_KEY", api_key}});
+  auto port = d.wait_listening();
+  ASSERT_NE(port, 0) << d.console();
+  // echo accepts no auth keys: it is refused, naming the key, never the value.
+  EXPECT_NE(d.console().find("auth.token"), std::string::npos) << d.console();
+  auto list = http_get(port, "/connectors", api_key);
+  EXPECT_EQ(list.status, 200);
+  EXPECT_EQ(list.body.find(auth_secret), std::string::npos);
+  EXPECT_EQ(list.body.find(api_key), std::string::npos);
+  // Wrong keys, hostile paths and bodies carrying the secrets are answered without echoing them.
+  auto r = http_call(port, "GET", "/connectors/" + auth_secret + "/health", {{"Authorization", "Bearer " + api_key}});
+  EXPECT_EQ(r.body.find(auth_secret), std::string::npos);
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0);
+  auto console = d.console();
+  EXPECT_EQ(console.find(api_key), std::string::npos) << console;
+  EXPECT_EQ(console.find(auth_secret), std::string::npos) << console;
+}
+
+}  // namespace
+}  // namespace xconn::test

@@ -1,0 +1,440 @@
+// Drives the real echo.so and the ABI fixtures through the C ABI alone, the way the host does.
+#ifndef BOOST_DLL_USE_STD_FS
+#define BOOST_DLL_USE_STD_FS 1
+#endif
+
+#include <xconn/plugin.h>
+
+#include "support/test_support.hpp"
+
+#include <boost/dll/shared_library.hpp>
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace dll = boost::dll;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+xconn_str c_str(std::string_view s) { return {s.data(), s.size()}; }
+std::string_view view(xconn_str s) { return {s.data, s.size}; }
+
+dll::shared_library open_plugin(const std::filesystem::path& path) {
+  return dll::shared_library(path, dll::load_mode::rtld_local | dll::load_mode::rtld_now);
+}
+
+const xconn_plugin_api* entry(const dll::shared_library& lib, uint32_t host_major = XCONN_PLUGIN_API_MAJOR) {
+  return lib.get<const xconn_plugin_api*(uint32_t)>(XCONN_PLUGIN_ENTRY_SYMBOL)(host_major);
+}
+
+class test_host;
+
+// One call the test started; the plugin sees it as an opaque xconn_call*.
+struct test_call {
+  explicit test_call(test_host* owner) : host(owner) {}
+
+  test_host* host;
+  int completions = 0;
+  xconn_status status = XCONN_STATUS_OK;
+  std::string json;  // of the first completion
+
+  xconn_call* c_call() { return reinterpret_cast<xconn_call*>(this); }
+  json::object result() const { return json::parse(json).as_object(); }
+};
+
+// A minimal host: records log lines and health reports, and lets a test wait for a completion with a deadline.
+class test_host {
+ public:
+  test_host()
+      : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
+             &complete} {}
+
+  const xconn_host_api* api() const { return &api_; }
+
+  test_call& new_call() {
+    std::lock_guard lock(mutex_);
+    return calls_.emplace_back(this);
+  }
+
+  bool wait(const test_call& call, std::chrono::milliseconds deadline = 5s) {
+    std::unique_lock lock(mutex_);
+    return completed_.wait_for(lock, deadline, [&] { return call.completions > 0; });
+  }
+
+  bool done(const test_call& call) {
+    std::lock_guard lock(mutex_);
+    return call.completions > 0;
+  }
+
+  std::vector<std::string> logs() {
+    std::lock_guard lock(mutex_);
+    return logs_;
+  }
+
+  std::vector<xconn_health> health() {
+    std::lock_guard lock(mutex_);
+    return health_;
+  }
+
+  // The ABI demands exactly one completion per call.
+  void expect_each_call_completed_once() {
+    std::lock_guard lock(mutex_);
+    for (const auto& call : calls_) EXPECT_EQ(call.completions, 1) << call.json;
+  }
+
+ private:
+  static void log(void* ctx, xconn_log_level, xconn_str text) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    self->logs_.emplace_back(view(text));
+  }
+
+  static void report_health(void* ctx, xconn_health health, xconn_str) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    self->health_.push_back(health);
+  }
+
+  static void complete(xconn_call* c, xconn_status status, xconn_str result) {
+    auto* call = reinterpret_cast<test_call*>(c);
+    std::lock_guard lock(call->host->mutex_);
+    if (call->completions++ == 0) {
+      call->status = status;
+      call->json.assign(view(result));
+    }
+    call->host->completed_.notify_all();
+  }
+
+  xconn_host_api api_;
+  std::mutex mutex_;
+  std::condition_variable completed_;
+  std::deque<test_call> calls_;  // a deque keeps the addresses the plugins hold
+  std::vector<std::string> logs_;
+  std::vector<xconn_health> health_;
+};
+
+// One loaded plugin instance, started in SetUp and stopped and destroyed in TearDown.
+class plugin_instance_test : public ::testing::Test {
+ protected:
+  void load(const std::filesystem::path& path, std::string_view config = "{}") {
+    lib_ = open_plugin(path);
+    api_ = entry(lib_);
+    ASSERT_NE(api_, nullptr);
+    instance_ = api_->xconn_plugin_on_create(host_.api(), c_str(config));
+    ASSERT_NE(instance_, nullptr);
+  }
+
+  void TearDown() override {
+    if (instance_ == nullptr) return;
+    test_call& stop = host_.new_call();
+    api_->xconn_plugin_on_stop(instance_, stop.c_call());
+    EXPECT_TRUE(host_.wait(stop));
+    api_->xconn_plugin_on_destroy(instance_);
+    host_.expect_each_call_completed_once();
+  }
+
+  test_call& start_call() {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_start(instance_, call.c_call());
+    return call;
+  }
+
+  test_call& invoke_call(std::string_view tool, std::string_view args) {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_invoke_tool(instance_, call.c_call(), c_str("ch-1"), c_str(tool), c_str(args),
+                                      c_str("{}"));
+    return call;
+  }
+
+  // Runs one tool and waits for its answer.
+  test_call& invoke(std::string_view tool, std::string_view args) {
+    test_call& call = invoke_call(tool, args);
+    EXPECT_TRUE(host_.wait(call)) << tool << " never answered";
+    return call;
+  }
+
+  void expect_error(const test_call& call, std::string_view code, bool retryable = false) {
+    ASSERT_EQ(call.status, XCONN_STATUS_ERROR) << call.json;
+    json::object error = call.result();
+    EXPECT_EQ(error.at("code").as_string(), code) << call.json;
+    EXPECT_EQ(error.at("retryable").as_bool(), retryable) << call.json;
+    EXPECT_FALSE(error.at("message").as_string().empty());
+  }
+
+  dll::shared_library lib_;  // declared first: it must outlive the instance
+  test_host host_;
+  const xconn_plugin_api* api_ = nullptr;
+  void* instance_ = nullptr;
+};
+
+// ---- echo: the static table ----
+
+class EchoAbi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    lib_ = open_plugin(xconn::test::plugin_dir() / "echo.so");
+    api_ = entry(lib_);
+    ASSERT_NE(api_, nullptr);
+  }
+
+  // validate_config's verdict: "" when valid, else the reason it wrote.
+  std::string validate(std::string_view config, size_t capacity = 256) {
+    std::vector<char> error(capacity, 'X');
+    if (api_->xconn_plugin_on_validate_config(c_str(config), error.data(), error.size()) == 0) return "";
+    EXPECT_NE(std::find(error.begin(), error.end(), '\0'), error.end()) << "reason not NUL-terminated";
+    return std::string(error.data());
+  }
+
+  dll::shared_library lib_;
+  const xconn_plugin_api* api_ = nullptr;
+};
+
+TEST_F(EchoAbi, ServesOnlyApiMajorOne) {
+  EXPECT_EQ(api_->struct_size, sizeof(xconn_plugin_api));
+  EXPECT_EQ(api_->api_major, XCONN_PLUGIN_API_MAJOR);
+  EXPECT_EQ(api_->api_minor, XCONN_PLUGIN_API_MINOR);
+  EXPECT_EQ(entry(lib_, 2), nullptr);
+}
+
+TEST_F(EchoAbi, ManifestDeclaresTheCardSkillAndCapability) {
+  json::object manifest = json::parse(view(api_->manifest_json)).as_object();
+  EXPECT_EQ(manifest.at("id").as_string(), "echo");
+
+  const json::object& card = manifest.at("card").as_object();
+  EXPECT_EQ(card.at("connector_card_id").as_string(), "im.echo");
+  EXPECT_EQ(card.at("connector").at("name").as_string(), "Echo");
+  EXPECT_EQ(card.at("connector").at("version").as_string(), "0.1.0");
+  EXPECT_EQ(card.at("supports").at("user_channel_mode").as_string(), "multiple");
+  EXPECT_EQ(card.at("supports").at("profiles"), json::parse(R"(["xagent.im.v1","xagent.im.v2"])"));
+  EXPECT_EQ(card.at("security").at("trust_level").as_string(), "builtin");
+  EXPECT_FALSE(card.contains("auth_flows"));
+
+  std::set<std::string> tool_ids;
+  for (const json::value& tool : card.at("tools").as_array()) {
+    tool_ids.emplace(tool.at("tool_id").as_string());
+    EXPECT_EQ(tool.at("profile").as_string(), "xagent.im.v2");
+    EXPECT_EQ(tool.at("related_skill_ids"), json::parse(R"(["connector-im-echo"])"));
+    const json::object& input = tool.at("input_schema").as_object();
+    EXPECT_EQ(input.at("type").as_string(), "object");
+    EXPECT_FALSE(input.at("properties").as_object().contains("connector_channel_id")) << "the host injects it";
+    for (const json::value& required : input.at("required").as_array()) {
+      EXPECT_NE(required.as_string(), "connector_channel_id");
+    }
+    EXPECT_TRUE(tool.at("output_schema").is_object());
+  }
+  EXPECT_EQ(tool_ids, (std::set<std::string>{"echo_reverse", "echo_fail", "echo_sleep"}));
+
+  EXPECT_TRUE(manifest.at("tool_options").as_object().empty());
+  std::string_view skill = manifest.at("skill").as_string();
+  EXPECT_TRUE(skill.starts_with("---\nname: connector-im-echo\ndescription: ")) << skill.substr(0, 80);
+  EXPECT_NE(skill.find("echo_sleep"), std::string_view::npos);
+  std::string_view prompt = manifest.at("system_prompt").as_string();
+  EXPECT_FALSE(prompt.empty());
+  EXPECT_LT(prompt.size(), 4000u);
+  EXPECT_FALSE(manifest.contains("chat"));
+
+  EXPECT_EQ(manifest.at("capability"), json::parse(R"({"adapter_id":"echo","adapter_version":"0.1.0",
+      "supported_targets":["echo"],"supported_features":["text","tools"]})"));
+}
+
+TEST_F(EchoAbi, BuildFactsAreStamped) {
+  json::object build = json::parse(view(api_->build_json)).as_object();
+  EXPECT_EQ(build.at("version").as_string(), "0.1.0");
+  EXPECT_TRUE(build.at("git_tag").is_string());
+  EXPECT_FALSE(build.at("git_rev").as_string().empty());
+  EXPECT_EQ(build.at("build_time").as_string().size(), 10u);  // yyMMddHHmm
+}
+
+TEST_F(EchoAbi, ValidateConfigAcceptsTheFourGroups) {
+  EXPECT_EQ(validate(R"({"auth":{},"config":{},"route":{},"policy":{}})"), "");
+  EXPECT_EQ(validate("{}"), "");
+  EXPECT_EQ(validate(R"({"config":{"sent_log_max":1}})"), "");
+  EXPECT_EQ(validate(R"({"config":{"sent_log_max":100000}})"), "");
+}
+
+TEST_F(EchoAbi, ValidateConfigNamesTheKeyNeverTheValue) {
+  const std::string bad_count = "config.sent_log_max: must be an integer 1..100000";
+  EXPECT_EQ(validate(R"({"config":{"sent_log_max":0}})"), bad_count);
+  EXPECT_EQ(validate(R"({"config":{"sent_log_max":100001}})"), bad_count);
+  EXPECT_EQ(validate(R"({"config":{"sent_log_max":5.0}})"), bad_count);
+  std::string reason = validate(R"({"config":{"sent_log_max":"planted-secret-4711"}})");
+  EXPECT_EQ(reason, bad_count);
+
+  reason = validate(R"({"auth":{"x":"planted-secret-4711"}})");
+  EXPECT_EQ(reason, "auth.x: unknown key");
+  EXPECT_EQ(reason.find("planted-secret"), std::string::npos);
+  EXPECT_EQ(validate(R"({"route":{"sent_log_max":5}})"), "route.sent_log_max: unknown key");
+  EXPECT_EQ(validate(R"({"policy":[]})"), "policy: must be an object");
+  EXPECT_EQ(validate(R"({"extras":{}})"), "extras: unknown group");
+  EXPECT_EQ(validate("not json"), "section: must be a JSON object");
+
+  // A short buffer still gets a NUL-terminated prefix of the reason.
+  EXPECT_EQ(validate(R"({"auth":{"x":1}})", 7), "auth.x");
+}
+
+// ---- echo: an instance ----
+
+class EchoInstance : public plugin_instance_test {
+ protected:
+  void SetUp() override {
+    load(xconn::test::plugin_dir() / "echo.so", R"({"config":{"sent_log_max":10}})");
+    test_call& start = start_call();
+    ASSERT_TRUE(host_.wait(start));
+    ASSERT_EQ(start.status, XCONN_STATUS_OK) << start.json;
+  }
+};
+
+TEST_F(EchoInstance, StartLogsAndReportsHealthy) {
+  EXPECT_EQ(host_.logs(), std::vector<std::string>{"echo started"});
+  EXPECT_EQ(host_.health(), std::vector<xconn_health>{XCONN_HEALTH_HEALTHY});
+}
+
+TEST_F(EchoInstance, ReverseByCodePoint) {
+  test_call& call = invoke("echo_reverse", R"({"connector_channel_id":"ch-1","text":"héllo😀"})");
+  ASSERT_EQ(call.status, XCONN_STATUS_OK) << call.json;
+  EXPECT_EQ(call.result().at("text").as_string(), "😀olléh");
+
+  test_call& empty = invoke("echo_reverse", R"({"text":""})");
+  EXPECT_EQ(empty.result().at("text").as_string(), "");
+}
+
+TEST_F(EchoInstance, FailAnswersTheGivenCode) {
+  expect_error(invoke("echo_fail", R"({"code":"rate_limited.v2-x"})"), "rate_limited.v2-x");
+  expect_error(invoke("echo_fail", R"({"code":"Not A Code"})"), "invalid_arguments");
+  expect_error(invoke("echo_fail", R"({"code":""})"), "invalid_arguments");
+  expect_error(invoke("echo_fail", R"({"code":")" + std::string(65, 'a') + "\"}"), "invalid_arguments");
+}
+
+TEST_F(EchoInstance, SleepAnswersLaterWithoutBlockingTheCaller) {
+  auto began = std::chrono::steady_clock::now();
+  test_call& call = invoke_call("echo_sleep", R"({"ms":50})");
+  ASSERT_TRUE(host_.wait(call));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 50ms);
+  ASSERT_EQ(call.status, XCONN_STATUS_OK) << call.json;
+  EXPECT_EQ(call.result(), json::parse(R"({"slept_ms":50})"));
+
+  // A caller blocked for a minute would hang here; the call must still be pending when invoke returns.
+  test_call& long_sleep = invoke_call("echo_sleep", R"({"ms":60000})");
+  EXPECT_FALSE(host_.done(long_sleep));
+}
+
+TEST_F(EchoInstance, StopFailsPendingSleepsAsRetryable) {
+  test_call& sleeping = invoke_call("echo_sleep", R"({"ms":600000})");
+  test_call& stop = host_.new_call();
+  api_->xconn_plugin_on_stop(instance_, stop.c_call());
+  ASSERT_TRUE(host_.wait(stop));
+  EXPECT_EQ(stop.status, XCONN_STATUS_OK);
+  ASSERT_TRUE(host_.wait(sleeping));
+  expect_error(sleeping, "stopped", true);
+  expect_error(invoke("echo_sleep", R"({"ms":1})"), "stopped", true);  // stopped stays stopped
+}
+
+TEST_F(EchoInstance, StopTwiceThenStartAgain) {
+  for (int i = 0; i < 2; ++i) {
+    test_call& stop = host_.new_call();
+    api_->xconn_plugin_on_stop(instance_, stop.c_call());
+    ASSERT_TRUE(host_.wait(stop));
+    EXPECT_EQ(stop.status, XCONN_STATUS_OK);
+  }
+  test_call& start = start_call();
+  ASSERT_TRUE(host_.wait(start));
+  EXPECT_EQ(invoke("echo_sleep", R"({"ms":0})").status, XCONN_STATUS_OK);
+}
+
+TEST_F(EchoInstance, UnknownToolAndBadArguments) {
+  expect_error(invoke("echo_nope", "{}"), "tool_not_found");
+  expect_error(invoke("echo_send_message", R"({"text":"hi"})"), "tool_not_found");  // not offered yet
+  expect_error(invoke("echo_reverse", "{}"), "invalid_arguments");
+  expect_error(invoke("echo_reverse", R"({"text":5})"), "invalid_arguments");
+  expect_error(invoke("echo_reverse", "[\"text\"]"), "invalid_arguments");
+  expect_error(invoke("echo_reverse", "not json"), "invalid_arguments");
+  expect_error(invoke("echo_reverse", "{\"text\":\"\xff\xfe\"}"), "invalid_arguments");   // not UTF-8
+  expect_error(invoke("echo_reverse", "{\"text\":\"\xc0\xaf\"}"), "invalid_arguments");   // overlong
+  expect_error(invoke("echo_reverse", "{\"text\":\"\xed\xa0\x80\"}"), "invalid_arguments");  // a surrogate
+  expect_error(invoke("echo_fail", "{}"), "invalid_arguments");
+  for (const char* ms : {"-1", "600001", "1.5", "\"10\"", "null"}) {
+    expect_error(invoke("echo_sleep", std::string(R"({"ms":)") + ms + "}"), "invalid_arguments");
+  }
+}
+
+// ---- fixtures ----
+
+std::filesystem::path fixture(std::string_view file) { return xconn::test::fixture_plugin_dir() / file; }
+
+TEST(FixturePlugins, AbiMajor2ReportsMajorTwo) {
+  dll::shared_library lib = open_plugin(fixture("abi-major2.so"));
+  const xconn_plugin_api* api = entry(lib);
+  ASSERT_NE(api, nullptr);
+  EXPECT_EQ(api->api_major, 2u);
+}
+
+TEST(FixturePlugins, NoEntryLoadsButHasNoEntrySymbol) {
+  dll::shared_library lib = open_plugin(fixture("no-entry.so"));
+  EXPECT_FALSE(lib.has(XCONN_PLUGIN_ENTRY_SYMBOL));
+}
+
+TEST(FixturePlugins, GarbageIsNoLibrary) {
+  ASSERT_TRUE(std::filesystem::exists(fixture("garbage.so")));
+  EXPECT_THROW(open_plugin(fixture("garbage.so")), std::system_error);
+}
+
+TEST(FixturePlugins, BadChatDeclaresAnOverlongTitle) {
+  dll::shared_library lib = open_plugin(fixture("bad-chat.so"));
+  json::object manifest = json::parse(view(entry(lib)->manifest_json)).as_object();
+  EXPECT_EQ(manifest.at("id").as_string(), "bad-chat");
+  EXPECT_EQ(manifest.at("chat").at("title").as_string().size(), 200u);
+}
+
+TEST(FixturePlugins, EachManifestIdMatchesItsFileName) {
+  for (std::string id : {"thrower", "hang", "second"}) {
+    dll::shared_library lib = open_plugin(fixture(id + ".so"));
+    json::object manifest = json::parse(view(entry(lib)->manifest_json)).as_object();
+    EXPECT_EQ(manifest.at("id").as_string(), id);
+    EXPECT_EQ(manifest.at("card").at("connector_card_id").as_string(), "im." + id);
+    EXPECT_TRUE(manifest.at("skill").as_string().starts_with("---\nname: connector-im-" + id + "\n"));
+  }
+}
+
+class FixtureInstance : public plugin_instance_test {};
+
+TEST_F(FixtureInstance, ThrowerAnswersThrownErrors) {
+  load(fixture("thrower.so"));
+  test_call& start = start_call();
+  ASSERT_TRUE(host_.wait(start));
+  expect_error(start, "plugin_exception", true);
+  EXPECT_TRUE(start.result().at("thrown").as_bool());
+  EXPECT_EQ(start.result().at("message").as_string(), "boom");
+  expect_error(invoke("always_throw", "{}"), "plugin_exception", true);
+}
+
+TEST_F(FixtureInstance, HangKeepsStartUntilStop) {
+  load(fixture("hang.so"));
+  test_call& start = start_call();
+  EXPECT_FALSE(host_.done(start));  // start returned without answering
+  test_call& stop = host_.new_call();
+  api_->xconn_plugin_on_stop(instance_, stop.c_call());
+  ASSERT_TRUE(host_.wait(stop));
+  ASSERT_TRUE(host_.wait(start));
+  expect_error(start, "stopped", true);
+}
+
+TEST_F(FixtureInstance, SecondAnswersPing) {
+  load(fixture("second.so"));
+  test_call& start = start_call();
+  ASSERT_TRUE(host_.wait(start));
+  test_call& ping = invoke("second_ping", "{}");
+  ASSERT_EQ(ping.status, XCONN_STATUS_OK);
+  EXPECT_EQ(ping.result(), json::parse(R"({"pong":true})"));
+  expect_error(invoke("second_nope", "{}"), "tool_not_found");
+}
+
+}  // namespace

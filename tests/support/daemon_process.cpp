@@ -1,0 +1,77 @@
+#include "support/daemon_process.hpp"
+
+#include "support/test_support.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <regex>
+#include <stdexcept>
+#include <thread>
+
+namespace xconn::test {
+
+daemon_process::daemon_process(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                               const std::map<std::string, std::string>& env) {
+  static int counter = 0;
+  console_file_ = cwd / ("console-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".log");
+  int fd = ::open(console_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create the console file");
+  std::string binary = xconnd_path().string();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv{binary.data()};
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+}
+
+daemon_process::~daemon_process() {
+  if (pid_ > 0 && status_ < 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string daemon_process::console() const { return read_file(console_file_); }
+
+unsigned short daemon_process::wait_listening(std::chrono::milliseconds deadline) {
+  static const std::regex line("listening on [^ ]+:([0-9]+)");
+  unsigned short port = 0;
+  wait_until(
+      [&] {
+        std::smatch m;
+        auto text = console();
+        if (std::regex_search(text, m, line)) port = static_cast<unsigned short>(std::stoi(m[1]));
+        return port != 0;
+      },
+      deadline);
+  return port;
+}
+
+int daemon_process::wait_exit(std::chrono::milliseconds deadline) {
+  if (status_ >= 0) return status_;
+  wait_until(
+      [&] {
+        int st = 0;
+        if (::waitpid(pid_, &st, WNOHANG) != pid_) return false;
+        status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return true;
+      },
+      deadline);
+  return status_;
+}
+
+void daemon_process::signal(int sig) { ::kill(pid_, sig); }
+
+}  // namespace xconn::test

@@ -1,0 +1,35 @@
+// The real xconnd binary as a child process, its console captured to a file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xconn::test {
+
+class daemon_process {
+ public:
+  // Starts build/bin/xconnd with args in cwd, extra environment variables set.
+  daemon_process(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                 const std::map<std::string, std::string>& env = {});
+  ~daemon_process();  // SIGKILLs a child still running
+
+  std::string console() const;  // everything written to stdout and stderr so far
+  // The port from the "listening on HOST:PORT" line, once it appears (0 on deadline).
+  unsigned short wait_listening(std::chrono::milliseconds deadline = std::chrono::seconds(20));
+  // Waits for the exit; returns the exit code, 128+signal when killed, or -1 on deadline.
+  int wait_exit(std::chrono::milliseconds deadline = std::chrono::seconds(20));
+  void signal(int sig);
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  std::filesystem::path console_file_;
+};
+
+}  // namespace xconn::test

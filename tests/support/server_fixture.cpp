@@ -1,0 +1,60 @@
+#include "support/server_fixture.hpp"
+
+#include "core/log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+
+namespace xconn::test {
+
+server_fixture::server_fixture(std::vector<std::string> plugins, const std::function<void(config&)>& tweak) {
+  auto plugin_folder = dir_.path() / "plugins";
+  std::filesystem::create_directories(plugin_folder);
+  for (const auto& name : plugins) {
+    auto from = std::filesystem::exists(plugin_dir() / name) ? plugin_dir() / name : fixture_plugin_dir() / name;
+    std::filesystem::copy_file(from, plugin_folder / name);
+  }
+  cfg_.server.listen = "127.0.0.1:0";
+  cfg_.server.api_keys = {test_api_key};
+  cfg_.server.io_threads = 2;
+  cfg_.store.path = (dir_.path() / "store").string();
+  cfg_.store.map_size_bytes = 64ull << 20;
+  cfg_.plugins.dir = plugin_folder.string();
+  cfg_.plugins.threads = 2;
+  if (tweak) tweak(cfg_);
+}
+
+server_fixture::~server_fixture() { stop(); }
+
+void server_fixture::start() {
+  srv_ = std::make_unique<xconn::server>(cfg_);
+  auto err = srv_->start();
+  ASSERT_EQ(err, "");
+}
+
+void server_fixture::stop() {
+  if (srv_) srv_->stop();
+  srv_.reset();
+}
+
+std::string schema_violations(const std::string& schema_name, const std::string& json_text) {
+  temp_dir tmp;
+  auto doc = tmp.path() / "doc.json";
+  write_file(doc, json_text);
+  auto schema = std::filesystem::path(XCONN_TEST_SPEC_DIR) / "schemas" / (schema_name + ".schema.md");
+  if (!std::filesystem::exists(schema)) return "schema not found: " + schema.string();
+  std::string cmd = std::string(XCONN_TEST_PYTHON) + " " + (source_dir() / "tools" / "schema_check.py").string() +
+                    " " + schema.string() + " " + doc.string() + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "cannot run the schema checker";
+  std::array<char, 4096> buf{};
+  while (auto n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int rc = pclose(p);
+  if (rc == 0) return "";
+  return out.empty() ? "schema checker failed" : out;
+}
+
+}  // namespace xconn::test

@@ -1,0 +1,162 @@
+#include "support/wire_client.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+
+namespace xconn::test {
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace json = boost::json;
+using tcp = boost::asio::ip::tcp;
+
+json::value http_reply::json() const {
+  boost::system::error_code ec;
+  auto v = json::parse(body, ec);
+  return ec ? json::value() : v;
+}
+
+http_reply http_call(unsigned short port, const std::string& method, const std::string& target,
+                     const std::map<std::string, std::string>& headers, const std::string& body) {
+  boost::asio::io_context io;
+  beast::tcp_stream stream(io);
+  stream.expires_after(std::chrono::seconds(10));
+  http_reply reply;
+  stream.async_connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port),
+                       [&](beast::error_code ec) {
+                         if (ec) return;
+                         auto req = std::make_shared<http::request<http::string_body>>(
+                             http::string_to_verb(method), target, 11);
+                         req->set(http::field::host, "127.0.0.1");
+                         for (const auto& [k, v] : headers) req->set(k, v);
+                         req->body() = body;
+                         req->prepare_payload();
+                         http::async_write(stream, *req, [&, req](beast::error_code ec, std::size_t) {
+                           if (ec) return;
+                           auto buffer = std::make_shared<beast::flat_buffer>();
+                           auto res = std::make_shared<http::response<http::string_body>>();
+                           http::async_read(stream, *buffer, *res, [&, buffer, res](beast::error_code ec, std::size_t) {
+                             if (ec) return;
+                             reply.status = res->result_int();
+                             reply.body = res->body();
+                             for (const auto& f : *res) {
+                               std::string name(f.name_string());
+                               for (auto& c : name) c = static_cast<char>(std::tolower(c));
+                               reply.headers[name] = std::string(f.value());
+                             }
+                           });
+                         });
+                       });
+  io.run();
+  return reply;
+}
+
+ws_client::ws_client() : ws_(io_) {}
+
+std::unique_ptr<ws_client> ws_client::connect(unsigned short port, const std::string& target, const options& opts,
+                                              int* failed_status) {
+  std::unique_ptr<ws_client> c(new ws_client());
+  auto& lowest = beast::get_lowest_layer(c->ws_);
+  lowest.expires_after(std::chrono::seconds(10));
+  beast::error_code ec;
+  lowest.socket().connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port), ec);
+  if (failed_status) *failed_status = 0;
+  if (ec) return nullptr;
+  c->ws_.set_option(websocket::stream_base::decorator([opts](websocket::request_type& req) {
+    if (!opts.key.empty()) req.set(http::field::authorization, "Bearer " + opts.key);
+    if (!opts.subprotocol.empty()) req.set(http::field::sec_websocket_protocol, opts.subprotocol);
+  }));
+  websocket::response_type res;
+  bool done = false;
+  c->ws_.async_handshake(res, "127.0.0.1", target, [&](beast::error_code e) {
+    ec = e;
+    done = true;
+  });
+  c->io_.run_for(std::chrono::seconds(10));
+  c->io_.restart();
+  if (failed_status) *failed_status = res.result_int();
+  if (!done || ec) return nullptr;
+  lowest.expires_never();
+  c->ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+  auto proto = res.find(http::field::sec_websocket_protocol);
+  if (proto != res.end()) c->subprotocol_ = std::string(proto->value());
+  return c;
+}
+
+void ws_client::send(const std::string& text) {
+  beast::error_code ec;
+  ws_.text(true);
+  ws_.write(boost::asio::buffer(text), ec);
+  if (ec) closed_ = true;
+}
+
+std::optional<std::string> ws_client::receive(std::chrono::milliseconds deadline) {
+  if (closed_) return std::nullopt;
+  buffer_.clear();
+  bool done = false;
+  beast::error_code ec;
+  ws_.async_read(buffer_, [&](beast::error_code e, std::size_t) {
+    ec = e;
+    done = true;
+  });
+  io_.run_for(deadline);
+  if (!done) {
+    // A timed-out read leaves the stream unusable: stop and mark it closed.
+    beast::get_lowest_layer(ws_).cancel();
+    io_.restart();
+    io_.run_for(std::chrono::seconds(1));
+    closed_ = true;
+  }
+  io_.restart();
+  if (!done || ec) {
+    closed_ = true;
+    return std::nullopt;
+  }
+  return beast::buffers_to_string(buffer_.data());
+}
+
+std::optional<json::object> ws_client::receive_json(std::chrono::milliseconds deadline) {
+  auto text = receive(deadline);
+  if (!text) return std::nullopt;
+  boost::system::error_code ec;
+  auto v = json::parse(*text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v.as_object();
+}
+
+int ws_client::wait_closed(std::chrono::milliseconds deadline) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (!closed_ && std::chrono::steady_clock::now() < until) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !receive(left)) break;
+  }
+  if (!closed_) return -1;
+  return ws_.reason().code;
+}
+
+std::optional<json::object> ws_client::hello(const json::object& overrides) {
+  json::object payload{{"connector_card_id", "im.echo"},
+                       {"connector_id", ""},
+                       {"protocol_version", "3.0"},
+                       {"supported_profiles", json::array{"xagent.im.v1", "xagent.im.v2"}}};
+  for (const auto& kv : overrides) payload[kv.key()] = kv.value();
+  send_json(make_packet("connector.hello", std::move(payload)));
+  return receive_json();
+}
+
+json::object make_packet(const std::string& type, json::object payload, const std::string& connector_channel_id) {
+  static std::atomic<int> counter{0};
+  int n = ++counter;
+  json::object p{{"schema", "xagent.connector.packet/v1"},
+                 {"packet_id", "pkt_test_" + std::to_string(n)},
+                 {"request_id", "req_test_" + std::to_string(n)},
+                 {"type", type},
+                 {"time", 1790000000000},
+                 {"payload", std::move(payload)}};
+  if (!connector_channel_id.empty()) p["connector_channel_id"] = connector_channel_id;
+  return p;
+}
+
+}  // namespace xconn::test
