@@ -13,11 +13,16 @@ function(xconn_add_plugin plugin_id)
   set(target xconn_plugin_${plugin_id})
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE xconn::plugin_api)
-  target_compile_definitions(${target} PRIVATE
-    XCONN_PLUGIN_BUILD_VERSION="${ARG_VERSION}"
-    XCONN_PLUGIN_BUILD_GIT_TAG="${XCONN_GIT_TAG}"
-    XCONN_PLUGIN_BUILD_GIT_REV="${XCONN_GIT_REV}"
-    XCONN_PLUGIN_BUILD_TIME="${XCONN_BUILD_TIME}")
+  # The build facts go into a generated header (rewritten only when they change), not into the flags, so
+  # a reconfigure does not rebuild everything.
+  set(build_header ${CMAKE_CURRENT_BINARY_DIR}/xconn_build_${plugin_id}.h)
+  file(CONFIGURE OUTPUT ${build_header} CONTENT
+"#define XCONN_PLUGIN_BUILD_VERSION \"${ARG_VERSION}\"
+#define XCONN_PLUGIN_BUILD_GIT_TAG \"${XCONN_GIT_TAG}\"
+#define XCONN_PLUGIN_BUILD_GIT_REV \"${XCONN_GIT_REV}\"
+#define XCONN_PLUGIN_BUILD_TIME \"${XCONN_BUILD_TIME}\"
+")
+  target_compile_options(${target} PRIVATE -include ${build_header})
   set_target_properties(${target} PROPERTIES
     PREFIX "" OUTPUT_NAME ${plugin_id}
     LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR}

@@ -121,7 +121,9 @@ call_result connector::run_blocking(void (*fn)(void*, xconn_call*), std::chrono:
   auto state = std::make_shared<call_state>();
   state->on_done = [promise](call_result r) { promise->set_value(std::move(r)); };
   auto* call = new xconn_call{state, nullptr, &io_};
-  boost::asio::post(pool_, [this, fn, call] { fn(instance_, call); });
+  // The task holds the connector: a plugin that answers and then keeps running (unwinding, returning) must
+  // not see its library closed under it by the waiting thread.
+  boost::asio::post(pool_, [self = shared_from_this(), fn, call] { fn(self->instance_, call); });
   if (future.wait_for(limit) == std::future_status::ready) return future.get();
   if (!state->done.exchange(true)) {
     spdlog::error("[plugin {}] {} did not finish within {} ms", id(), what, limit.count());

@@ -130,12 +130,12 @@ check check_tools(json::object& card) {
     if (auto* type = schema.if_contains("type"); !type || *type != "object")
       return at + ".input_schema.type: must be \"object\"";
     if (!schema.contains("properties")) schema["properties"] = json::object();
+    if (!schema.contains("required")) schema["required"] = json::array();  // before `props`: an insert may move it
     if (!schema["properties"].is_object()) return at + ".input_schema.properties: must be an object";
     auto& props = schema["properties"].as_object();
     if (props.contains("connector_card_id")) return at + ".input_schema: must not declare connector_card_id";
     if (props.contains("connector_channel_id"))
       return at + ".input_schema: connector_channel_id is injected by the host, do not declare it";
-    if (!schema.contains("required")) schema["required"] = json::array();
     if (auto r = string_array(&schema["required"], at + ".input_schema.required", false, true); !r) return r;
     for (const auto& name : schema["required"].as_array())
       if (!props.contains(name.as_string())) return at + ".input_schema.required: names an undeclared property";

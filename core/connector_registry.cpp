@@ -65,7 +65,8 @@ void connector_registry::load_all() {
       auto line = section.key_lines.find(key);
       std::string where = "connectors." + id + "." + error;
       if (line != section.key_lines.end())
-        where = config_.source_path + ":" + std::to_string(line->second) + ": " + where;
+        where = (config_.source_path.empty() ? std::string("<config>") : config_.source_path) + ":" +
+                std::to_string(line->second) + ": " + where;
       refuse(file, "config rejected: " + where);
       continue;
     }

@@ -11,7 +11,7 @@ namespace json = boost::json;
 namespace {
 
 std::optional<int> parse_number(std::string_view s) {
-  if (s.empty() || s.size() > 9) return std::nullopt;
+  if (s.empty() || s.size() > 9 || s.front() < '0' || s.front() > '9') return std::nullopt;  // no sign
   int out = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;

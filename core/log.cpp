@@ -31,6 +31,11 @@ class redacting_sink final : public spdlog::sinks::base_sink<std::mutex> {
   void flush_() override {
     for (auto& t : targets_) t->flush();
   }
+  // The logger's pattern is set on this sink; the real sinks are the ones that format.
+  void set_formatter_(std::unique_ptr<spdlog::formatter> f) override {
+    for (auto& t : targets_) t->set_formatter(f->clone());
+    base_sink::set_formatter_(std::move(f));
+  }
 
  private:
   std::vector<spdlog::sink_ptr> targets_;

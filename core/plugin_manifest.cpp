@@ -73,7 +73,7 @@ skill_result compose_skill(const plugin_manifest& m, std::string skill) {
   if (skill.empty()) {
     skill = "---\nname: " + name + "\ndescription: How to handle " + m.card_id + " conversations.\n---\n";
   } else {
-    static const std::regex header("^---\\r?\\n(?:[^\\n]*\\n)*?name:[ \\t]*([^\\r\\n]+)\\r?\\n");
+    static const std::regex header("^---\\r?\\n(?:(?!---)[^\\n]*\\n)*?name:[ \\t]*([^\\r\\n]+)\\r?\\n");
     std::smatch match;
     if (!std::regex_search(skill, match, header)) return skill_result(boost::system::in_place_error, "skill: needs a front matter header with name");
     std::string declared = match[1];
