@@ -144,37 +144,44 @@ call_result connector::stop(std::chrono::milliseconds limit) {
   return run_blocking(library_->api->xconn_plugin_on_stop, limit, "stop");
 }
 
-void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
-                            std::string context_json, std::chrono::milliseconds timeout,
-                            std::function<void(call_result)> done) {
+void connector::call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
+                           std::function<void(call_result)> done) {
   auto state = std::make_shared<call_state>();
   state->timer = std::make_unique<boost::asio::steady_timer>(io_, timeout);
-  std::string tool_name = tool_id;
-  state->on_done = [self = shared_from_this(), done = std::move(done), tool_name](call_result r) {
-    if (r.thrown) {
-      spdlog::error("[plugin {}] tool {} threw: {}", self->id(), tool_name, r.message);
-    }
+  state->on_done = [self = shared_from_this(), done = std::move(done), what](call_result r) {
+    if (r.thrown) spdlog::error("[plugin {}] {} call threw: {}", self->id(), what, r.message);
     done(std::move(r));
   };
-  state->timer->async_wait([state, self = shared_from_this(), tool_name](boost::system::error_code ec) {
+  state->timer->async_wait([state, self = shared_from_this(), what](boost::system::error_code ec) {
     if (ec || state->done.exchange(true)) return;
-    spdlog::warn("[plugin {}] tool {} timed out", self->id(), tool_name);
-    self->report_health(health_state::degraded, "tool_timeout");
+    spdlog::warn("[plugin {}] {} call timed out", self->id(), what);
+    self->report_health(health_state::degraded, what + "_timeout");
     call_result r;
-    r.code = "tool_timeout";
-    r.message = "the tool did not answer in time";
+    r.code = what + "_timeout";
+    r.message = "the plugin did not answer in time";
     r.retryable = true;
     r.timed_out = true;
     state->on_done(std::move(r));
   });
   auto* call = new xconn_call{state, shared_from_this(), &io_};
-  boost::asio::post(pool_, [self = shared_from_this(), call, channel_id = std::move(channel_id),
-                            tool_id = std::move(tool_id), arguments_json = std::move(arguments_json),
-                            context_json = std::move(context_json)] {
-    self->library_->api->xconn_plugin_on_invoke_tool(
-        self->instance_, call, {channel_id.data(), channel_id.size()}, {tool_id.data(), tool_id.size()},
-        {arguments_json.data(), arguments_json.size()}, {context_json.data(), context_json.size()});
+  boost::asio::post(on, [self = shared_from_this(), call, fn = std::move(fn)] {
+    fn(*self->library_->api, self->instance_, call);
   });
+}
+
+void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
+                            std::string context_json, const strand& on, std::chrono::milliseconds timeout,
+                            std::function<void(call_result)> done) {
+  call_async(
+      "tool",
+      [channel_id = std::move(channel_id), tool_id = std::move(tool_id), arguments_json = std::move(arguments_json),
+       context_json = std::move(context_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        api.xconn_plugin_on_invoke_tool(instance, call, {channel_id.data(), channel_id.size()},
+                                        {tool_id.data(), tool_id.size()},
+                                        {arguments_json.data(), arguments_json.size()},
+                                        {context_json.data(), context_json.size()});
+      },
+      on, timeout, std::move(done));
 }
 
 void connector::on_host_complete(xconn_call* call, xconn_status status, xconn_str json_text) {
@@ -216,13 +223,19 @@ void connector::on_host_report_health(void* ctx, xconn_health health, xconn_str 
 }
 
 void connector::report_health(health_state h, std::string last_error_code) {
-  std::lock_guard lock(health_mutex_);
-  if (h != health_.health)
-    spdlog::info("[plugin {}] health {} -> {}{}", id(), to_string(health_.health), to_string(h),
-                 last_error_code.empty() ? "" : " (" + last_error_code + ")");
-  health_.health = h;
-  if (!last_error_code.empty()) health_.last_error_code = std::move(last_error_code);
-  health_.last_seen_at = unix_ms();
+  bool changed = false;
+  {
+    std::lock_guard lock(health_mutex_);
+    changed = h != health_.health;
+    if (changed)
+      spdlog::info("[plugin {}] health {} -> {}{}", id(), to_string(health_.health), to_string(h),
+                   last_error_code.empty() ? "" : " (" + last_error_code + ")");
+    health_.health = h;
+    if (!last_error_code.empty()) health_.last_error_code = std::move(last_error_code);
+    health_.last_seen_at = unix_ms();
+  }
+  // Outside the lock: the listener reads health() back while it builds descriptors.
+  if (changed && health_listener_) health_listener_(h);
 }
 
 void connector::touch() {

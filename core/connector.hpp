@@ -9,6 +9,7 @@
 #include "core/plugin_library.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json/object.hpp>
 
@@ -57,10 +58,21 @@ class connector : public std::enable_shared_from_this<connector> {
   call_result start(std::chrono::milliseconds limit);
   call_result stop(std::chrono::milliseconds limit);
 
-  // Runs a tool on the plugin pool; done runs on an I/O thread, exactly once, within timeout.
+  // One asynchronous call into the plugin: fn runs on `on` (a channel's strand of the plugin pool, so calls on
+  // one channel never overlap) and hands the plugin its xconn_call; done runs on an I/O thread, exactly once,
+  // within timeout. what names the call in logs and in the timeout code ("tool" -> tool_timeout).
+  using plugin_fn = std::function<void(const xconn_plugin_api& api, void* instance, xconn_call* call)>;
+  using strand = boost::asio::strand<boost::asio::thread_pool::executor_type>;
+  void call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
+                  std::function<void(call_result)> done);
+  strand make_strand() { return boost::asio::make_strand(pool_); }
+
   void invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
-                   std::string context_json, std::chrono::milliseconds timeout,
+                   std::string context_json, const strand& on, std::chrono::milliseconds timeout,
                    std::function<void(call_result)> done);
+
+  // Health changes, for descriptor pushes. Set before start; runs on whichever thread reported the change.
+  void on_health_change(std::function<void(health_state)> listener) { health_listener_ = std::move(listener); }
 
   const plugin_manifest& manifest() const { return library_->manifest; }
   const std::string& id() const { return library_->manifest.id; }
@@ -87,6 +99,7 @@ class connector : public std::enable_shared_from_this<connector> {
   void* instance_ = nullptr;
   mutable std::mutex health_mutex_;
   health_snapshot health_;
+  std::function<void(health_state)> health_listener_;
 };
 
 }  // namespace xconn

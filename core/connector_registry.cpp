@@ -70,6 +70,9 @@ void connector_registry::load_all() {
       refuse(file, "config rejected: " + where);
       continue;
     }
+    if (health_listener_) {
+      conn->on_health_change([listener = health_listener_, id](health_state h) { listener(id, h); });
+    }
     auto started = conn->start(start_limit);
     if (!started.ok) {
       refuse(file, "start failed: " + (started.code.empty() ? std::string("error") : started.code) +

@@ -30,6 +30,11 @@ class connector_registry {
 
   connector_registry(const config& cfg, boost::asio::io_context& io, boost::asio::thread_pool& pool);
 
+  // Told of every health change of every plugin (from any thread). Set before load_all.
+  void set_health_listener(std::function<void(const std::string& plugin_id, health_state)> listener) {
+    health_listener_ = std::move(listener);
+  }
+
   // Loads, validates, creates and starts every candidate in plugins.dir (blocking; at start-up).
   void load_all();
   // Stops every plugin within its limit and drops them (blocking; at shutdown).
@@ -49,6 +54,7 @@ class connector_registry {
   std::map<std::string, std::shared_ptr<connector>, std::less<>> loaded_;
   std::vector<refused_plugin> refused_;
   std::uint64_t next_generation_ = 1;
+  std::function<void(const std::string&, health_state)> health_listener_;
 };
 
 }  // namespace xconn

@@ -41,7 +41,9 @@ boost::system::result<std::shared_ptr<plugin_library>, std::string> load_plugin_
   if (api->struct_size < sizeof(xconn_plugin_api))
     return "plugin table too small (" + std::to_string(api->struct_size) + " bytes)";
   if (!api->xconn_plugin_on_validate_config || !api->xconn_plugin_on_create || !api->xconn_plugin_on_destroy ||
-      !api->xconn_plugin_on_start || !api->xconn_plugin_on_stop || !api->xconn_plugin_on_invoke_tool)
+      !api->xconn_plugin_on_start || !api->xconn_plugin_on_stop || !api->xconn_plugin_on_invoke_tool ||
+      !api->xconn_plugin_on_auth_start || !api->xconn_plugin_on_auth_status || !api->xconn_plugin_on_auth_cancel ||
+      !api->xconn_plugin_on_auth_logout)
     return std::string("plugin table has a missing function");
   out->api = api;
 

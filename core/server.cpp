@@ -1,6 +1,7 @@
 #include "core/server.hpp"
 
 #include "core/api_keys.hpp"
+#include "core/channel_service.hpp"
 #include "core/connector_ids.hpp"
 #include "core/connector_registry.hpp"
 #include "core/http_listener.hpp"
@@ -28,6 +29,7 @@ struct server::impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<connector_registry> connectors;
   std::unique_ptr<connector_ids> ids;
+  std::unique_ptr<channel_service> channels;
   std::unique_ptr<server_context> ctx;
   std::shared_ptr<http_listener> listener;
   std::vector<std::thread> threads;
@@ -62,6 +64,7 @@ server::~server() {
   // Sockets and pending handlers go before the io_context they belong to, and before the context
   // (sessions unregister from it when they die).
   impl_->listener.reset();
+  impl_->channels.reset();  // its sweep timer belongs to the io_context
   impl_->io.reset();
 }
 
@@ -71,7 +74,8 @@ std::string server::start() {
   store_options opts;
   opts.path = cfg.store.path;
   opts.map_size_bytes = cfg.store.map_size_bytes;
-  opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv"};
+  opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv", std::string(channel_service::database),
+                    std::string(tool_calls::database)};
   auto db = store::open(opts);
   if (!db) return "store: " + db.error();
   s.db = std::move(*db);
@@ -86,7 +90,10 @@ std::string server::start() {
   s.pool = std::make_unique<asio::thread_pool>(cfg.plugins.threads);
   s.connectors = std::make_unique<connector_registry>(s.cfg, *s.io, *s.pool);
   s.ids = std::make_unique<connector_ids>(*s.db);
-  s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, {}, {}, {}});
+  s.channels = std::make_unique<channel_service>(*s.db, s.cfg, *s.connectors, *s.io);
+  s.connectors->set_health_listener(
+      [channels = s.channels.get()](const std::string& plugin_id, health_state) { channels->on_health_change(plugin_id); });
+  s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, {}, {}, {}});
 
   auto endpoint = parse_listen(*s.io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
@@ -100,12 +107,15 @@ std::string server::start() {
   while (!s.base_url.empty() && s.base_url.back() == '/') s.base_url.pop_back();
   s.ctx->public_base_url = s.base_url;
 
+  auto restored = s.channels->load();
   s.connectors->load_all();
+  s.channels->start();
   s.listener->run();
   int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
   s.running = true;
-  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins)", host, s.port, n, s.connectors->all().size());
+  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored)", host, s.port, n,
+               s.connectors->all().size(), restored);
   for (const auto& c : s.connectors->all())
     spdlog::info("connector base URL: {}/connectors/{}", s.base_url, c->id());
   return {};
@@ -125,6 +135,7 @@ void server::stop() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (s.ctx->sessions.size() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.channels->stop();
   s.connectors->stop_all();
   s.db->flush();
   s.work.reset();

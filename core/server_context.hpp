@@ -17,6 +17,7 @@
 namespace xconn {
 
 class ws_session;
+class channel_service;
 
 // The open data-plane sockets, so shutdown can close each with 1001.
 class ws_session_set {
@@ -37,6 +38,7 @@ struct server_context {
   store& db;
   connector_registry& connectors;
   connector_ids& ids;
+  channel_service& channels;
   std::string public_base_url;  // no trailing slash
   ws_session_set sessions;
   std::atomic<bool> stopping{false};

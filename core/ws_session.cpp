@@ -106,7 +106,7 @@ bool ws_session::handle_frame(std::string_view frame) {
     send_error(&*p, "hello_required", "connector.hello must complete first");
     return true;
   }
-  send_error(&*p, "unsupported_packet", "this connector does not support that packet type");
+  handle_request(*p);
   return true;
 }
 
@@ -160,6 +160,12 @@ void ws_session::send_error(const packet_view* request, std::string_view code, s
   out.error_code = code;
   out.error_message = message;
   send(encode_packet(out));
+}
+
+void ws_session::deliver(std::string text) {
+  boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
+    self->send(std::move(text));
+  });
 }
 
 void ws_session::send(std::string text) {

@@ -2,6 +2,7 @@
 // completion, keeps its heartbeat, and closes with the codes the protocol names.
 #pragma once
 
+#include "core/channel_table.hpp"
 #include "core/connector.hpp"
 #include "core/http_types.hpp"
 #include "core/packet.hpp"
@@ -21,7 +22,7 @@ namespace xconn {
 
 inline constexpr std::string_view data_plane_subprotocol = "xagent.connector.packet.v1";
 
-class ws_session : public std::enable_shared_from_this<ws_session> {
+class ws_session : public std::enable_shared_from_this<ws_session>, public channel_route {
  public:
   ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn);
   ~ws_session();
@@ -31,6 +32,11 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
 
   // Closes with 1001 (server going away); safe from any thread.
   void shut_down();
+
+  // channel_route: pushes from any thread; the hello's outcome, fixed before any channel is opened.
+  void push(std::string packet) override { deliver(std::move(packet)); }
+  const std::vector<std::string>& profiles() const override { return profiles_; }
+  const std::string& connector_id() const override { return connector_id_; }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -42,7 +48,23 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
   bool handle_frame(std::string_view frame);
   void handle_hello(const packet_view& p);
   void send_error(const packet_view* request, std::string_view code, std::string_view message);
-  void send(std::string text);
+  void send(std::string text);     // on the session's strand
+  void deliver(std::string text);  // from any thread
+
+  // User-level packets after the hello (ws_requests.cpp). Each answer is built from copies: the packet's
+  // views die with the next frame, and most answers come later from the plugin pool or the store.
+  void handle_request(const packet_view& p);
+  void on_channel_open(const packet_view& p);
+  void on_channel_close(const packet_view& p, const channel& c);
+  void on_descriptor_get(const packet_view& p, const channel& c);
+  void on_auth_start(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_auth_status(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_auth_cancel(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_auth_logout(const packet_view& p, const channel& c);
+  void on_tool_invoke(const packet_view& p, const channel& c, const boost::json::object& payload);
+  // Turns a plugin's auth answer into the ack; records the run's end and the login.
+  void finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets, call_result r,
+                   bool for_status);
   void close_after_send(boost::beast::websocket::close_code code);
   void do_write();
   void on_write(boost::beast::error_code ec, std::size_t bytes);

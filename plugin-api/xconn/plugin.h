@@ -110,6 +110,30 @@ typedef struct xconn_plugin_api {
    * the plugin's stable business code. */
   void (*xconn_plugin_on_invoke_tool)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                       xconn_str tool_id, xconn_str arguments_json, xconn_str context_json);
+
+  /* Auth flows on one channel (spec §8.7-8.14). The host has already checked the channel, the flow id and,
+   * for a form flow, the input against the card's fields (required present, nothing unknown, strings only).
+   * auth_session_id is issued by the host; later status and cancel calls name it. Completes with an auth
+   * answer, every key optional but status:
+   *   {"status": "pending" | "scanned" | "authenticated" | "unauthenticated" | "expired" |
+   *              "qr_refresh_required" | "failed",
+   *    "qr_code_text", "qr_code_image", "expires_at" (unix ms), "poll_interval_millis", "message",
+   *    "binding": {...}}
+   * or with an error whose code is the business reason (invalid_credentials, ...). binding comes with
+   * "authenticated" only: the channel's target identity at display level, which the host stores durably and
+   * builds descriptors from: {"display_name", "account_hint", "tools": [{"tool_id", "status",
+   * "target_permission_state"}]} (tools optional: absent means every card tool is available and granted).
+   * Nothing here may hold a credential: the host refuses an answer that repeats a secret input. */
+  void (*xconn_plugin_on_auth_start)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                     xconn_str flow_id, xconn_str auth_session_id, xconn_str input_json);
+  /* refresh != 0: issue new material (a new QR code). Completes with an auth answer as above. */
+  void (*xconn_plugin_on_auth_status)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                      xconn_str flow_id, xconn_str auth_session_id, int refresh);
+  /* Abandons an unfinished flow run; the channel's existing login, if any, stays. Completes with {}. */
+  void (*xconn_plugin_on_auth_cancel)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                      xconn_str flow_id, xconn_str auth_session_id);
+  /* Signs the channel out of the target and clears its login material. Idempotent. Completes with {}. */
+  void (*xconn_plugin_on_auth_logout)(void* instance, xconn_call* call, xconn_str connector_channel_id);
 } xconn_plugin_api;
 
 /* The one exported symbol. host_api_major lets a plugin that serves several majors pick its table. */

@@ -151,6 +151,33 @@ class plugin {
     (void)context_json;
     done.fail({"tool_not_found", "no tool " + std::string(tool_id), false});
   }
+  // Auth flows: see plugin.h for the answer each completes with.
+  virtual void auth_start(std::string_view connector_channel_id, std::string_view flow_id,
+                          std::string_view auth_session_id, std::string_view input_json, completion done) {
+    (void)connector_channel_id;
+    (void)auth_session_id;
+    (void)input_json;
+    done.fail({"auth_flow_not_found", "no auth flow " + std::string(flow_id), false});
+  }
+  virtual void auth_status(std::string_view connector_channel_id, std::string_view flow_id,
+                           std::string_view auth_session_id, bool refresh, completion done) {
+    (void)connector_channel_id;
+    (void)flow_id;
+    (void)auth_session_id;
+    (void)refresh;
+    done.fail({"auth_session_not_found", "no such auth session", false});
+  }
+  virtual void auth_cancel(std::string_view connector_channel_id, std::string_view flow_id,
+                           std::string_view auth_session_id, completion done) {
+    (void)connector_channel_id;
+    (void)flow_id;
+    (void)auth_session_id;
+    done.ok();
+  }
+  virtual void auth_logout(std::string_view connector_channel_id, completion done) {
+    (void)connector_channel_id;
+    done.ok();
+  }
 };
 
 namespace detail {
@@ -244,6 +271,36 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
         guarded(self->host, [&](xconn_call** rescue) {
           self->object->invoke_tool(from_c(channel), from_c(tool), from_c(args), from_c(ctx),
                                     completion(self->host, call, rescue));
+        });
+      },
+      // on_auth_start
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str flow, xconn_str session, xconn_str input) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->auth_start(from_c(channel), from_c(flow), from_c(session), from_c(input),
+                                   completion(self->host, call, rescue));
+        });
+      },
+      // on_auth_status
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str flow, xconn_str session, int refresh) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->auth_status(from_c(channel), from_c(flow), from_c(session), refresh != 0,
+                                    completion(self->host, call, rescue));
+        });
+      },
+      // on_auth_cancel
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str flow, xconn_str session) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->auth_cancel(from_c(channel), from_c(flow), from_c(session), completion(self->host, call, rescue));
+        });
+      },
+      // on_auth_logout
+      [](void* p, xconn_call* call, xconn_str channel) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->auth_logout(from_c(channel), completion(self->host, call, rescue));
         });
       },
   };

@@ -141,7 +141,7 @@ class connector_calls : public ::testing::Test {
     std::promise<call_result> done;
     auto future = done.get_future();
     std::atomic<int> answers{0};
-    conn->invoke_tool("cch_test", tool, args, "{}", timeout, [&](call_result r) {
+    conn->invoke_tool("cch_test", tool, args, "{}", conn->make_strand(), timeout, [&](call_result r) {
       if (++answers == 1) done.set_value(std::move(r));
     });
     EXPECT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -189,11 +189,12 @@ TEST_F(connector_calls, a_thrower_is_refused_at_start_and_a_thrown_tool_is_an_er
 
 TEST_F(connector_calls, many_concurrent_calls_all_answer) {
   auto conn = registry->find("echo");
+  auto strand = conn->make_strand();  // one channel: calls serialized, answers still concurrent
   constexpr int n = 300;
   std::atomic<int> ok{0};
   std::atomic<int> answered{0};
   for (int i = 0; i < n; ++i)
-    conn->invoke_tool("cch_test", "echo_reverse", R"({"text":"x)" + std::to_string(i) + R"("})", "{}",
+    conn->invoke_tool("cch_test", "echo_reverse", R"({"text":"x)" + std::to_string(i) + R"("})", "{}", strand,
                       std::chrono::seconds(10), [&](call_result r) {
                         ok += r.ok;
                         ++answered;

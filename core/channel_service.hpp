@@ -1,0 +1,88 @@
+// The channels of the whole server, shared by every data-plane socket: the channel table behind one mutex,
+// its durable records in LMDB, a plugin-pool strand per channel, the idempotency log of side-effect tools, the
+// sweep of temporary channels, and descriptor pushes when a plugin's health changes.
+#pragma once
+
+#include "core/channel_table.hpp"
+#include "core/config.hpp"
+#include "core/connector.hpp"
+#include "core/connector_registry.hpp"
+#include "core/store.hpp"
+#include "core/tool_calls.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace xconn {
+
+class channel_service {
+ public:
+  static constexpr std::string_view database = "channels";
+  using channel_done = std::function<void(std::optional<channel>, std::error_code)>;
+
+  channel_service(store& db, const config& cfg, connector_registry& connectors, boost::asio::io_context& io,
+                  channel_table::now_fn now = channel_table::clock::now);
+
+  // Reads the persisted channels back; returns how many. Before any socket is served.
+  std::size_t load();
+  // Starts (stops) the periodic sweep of temporary channels and expired tool records.
+  void start();
+  void stop();
+  // Push the descriptors of a plugin's routed channels again (its health changed). Any thread.
+  void on_health_change(const std::string& plugin_id);
+
+  std::pair<channel, bool> open(const connector& conn, std::string_view requested,
+                                const std::shared_ptr<channel_route>& route);
+  route_check check(std::string_view id, std::string_view plugin_id, const channel_route* route,
+                    channel* out = nullptr);
+  bool close(std::string_view id, const channel_route* route);
+  // Both report the channel's new state once its record is durable (done runs on the store's writer thread).
+  void authenticate(std::string_view id, boost::json::object binding, channel_done done);
+  void logout(std::string_view id, channel_done done);
+
+  std::string begin_auth(std::string_view channel_id, std::string_view flow_id);
+  std::optional<auth_run> find_auth(std::string_view channel_id, std::string_view auth_session_id);
+  void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
+
+  // The descriptor of c as a socket that negotiated profiles sees it, checked; nullopt (logged) when the
+  // host would send something the spec forbids.
+  std::optional<boost::json::object> descriptor(const connector& conn, const channel& c,
+                                                const std::vector<std::string>& profiles);
+  // Sends connection.descriptor.push to the channel's route, if it has one.
+  void push_descriptor(const connector& conn, std::string_view channel_id);
+  // The tool's status on the channel as the descriptor would show it.
+  std::string tool_status(const connector& conn, const channel& c, const std::vector<std::string>& profiles,
+                          std::string_view tool_id);
+
+  // Calls into the plugin for one channel run one at a time on this strand.
+  connector::strand strand_for(connector& conn, std::string_view channel_id);
+  tool_calls& calls() { return calls_; }
+  // Runs the sweep now (tests; the timer runs it periodically).
+  void sweep();
+
+ private:
+  void persist(const channel& c, std::function<void(std::error_code)> done = {});
+  void schedule_sweep();
+
+  store& db_;
+  const config& cfg_;
+  connector_registry& connectors_;
+  boost::asio::io_context& io_;
+  std::mutex mutex_;
+  channel_table table_;
+  std::map<std::string, connector::strand, std::less<>> strands_;
+  tool_calls calls_;
+  boost::asio::steady_timer sweep_timer_;
+  bool stopped_ = false;
+};
+
+}  // namespace xconn

@@ -1,0 +1,109 @@
+// Every user-level channel of the server and every auth flow run on them (spec §8.3-8.14, protocol.md §3).
+//
+// Pure state, no I/O and no locking: the channel service owns one behind its mutex, persists what this
+// reports, and injects the clock, so expiry is testable without waiting.
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xconn {
+
+// The socket that routes a channel's pushes (a data-plane session). The table only compares and weakly holds it.
+class channel_route {
+ public:
+  virtual ~channel_route() = default;
+  virtual void push(std::string packet) = 0;  // thread-safe
+  virtual const std::vector<std::string>& profiles() const = 0;
+  virtual const std::string& connector_id() const = 0;
+};
+
+struct channel {
+  std::string id;
+  std::string plugin_id;
+  std::string owner;           // the connector_id that last opened it
+  bool persistent = false;     // authenticated at least once: durable from then on
+  bool authenticated = false;
+  boost::json::object binding;  // the plugin's display-level target identity while authenticated
+  long long created_at = 0;    // unix ms
+  std::chrono::steady_clock::time_point last_used;
+  std::weak_ptr<channel_route> route;
+
+  boost::json::object to_record() const;  // what LMDB keeps: no route, no clock
+  static std::optional<channel> from_record(std::string_view id, std::string_view json);
+};
+
+enum class auth_run_state { running, authenticated, failed, canceled };
+
+struct auth_run {
+  std::string id;  // auth_session_id
+  std::string channel_id;
+  std::string flow_id;
+  auth_run_state state = auth_run_state::running;
+  std::string failure_code;  // with failed
+  std::chrono::steady_clock::time_point last_used;
+};
+
+// Why a packet cannot use a channel (protocol.md §2), in the order they are checked.
+enum class route_check { ok, id_required, not_found, other_plugin, not_open };
+std::string_view error_code_for(route_check r);
+
+class channel_table {
+ public:
+  using clock = std::chrono::steady_clock;
+  using now_fn = std::function<clock::time_point()>;
+  // Auth runs that ended are kept this long, so a late status or cancel still gets their outcome.
+  static constexpr std::chrono::hours ended_run_kept{1};
+
+  channel_table(std::chrono::seconds unauthenticated_ttl, now_fn now = clock::now);
+
+  // channel.open: reuses requested when it is a channel of plugin_id, else creates one. The route and owner
+  // move to the caller either way. Returns the channel and whether it is new.
+  std::pair<channel, bool> open(std::string_view plugin_id, std::string_view requested, std::string owner,
+                                std::weak_ptr<channel_route> route);
+  // A persisted channel read back at start (no route).
+  void restore(channel c);
+
+  // The routing checks for every user-level packet but channel.open; marks the channel used when ok.
+  route_check check(std::string_view id, std::string_view plugin_id, const channel_route* route,
+                    channel* out = nullptr);
+  const channel* find(std::string_view id) const;
+
+  // Ends the route if it is route's. Returns whether it was.
+  bool close(std::string_view id, const channel_route* route);
+  // First or renewed login: binding kept, the channel persistent. Returns the new state, nullopt when gone.
+  std::optional<channel> authenticate(std::string_view id, boost::json::object binding);
+  // Logout: binding cleared, running auth runs canceled; the channel stays (persistent stays persistent).
+  std::optional<channel> logout(std::string_view id);
+
+  // Drops temporary channels unused for the ttl and auth runs ended longer than ended_run_kept ago.
+  // Returns the dropped channel ids.
+  std::vector<std::string> expire();
+
+  // Auth runs.
+  std::string begin_auth(std::string_view channel_id, std::string_view flow_id);
+  // The run with this id on this channel, nullopt when there is none.
+  std::optional<auth_run> find_auth(std::string_view channel_id, std::string_view auth_session_id);
+  void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
+  bool auth_running(std::string_view channel_id) const;
+
+  // Channels of plugin_id that have a live route (for pushes).
+  std::vector<channel> routed(std::string_view plugin_id) const;
+  std::size_t size() const { return channels_.size(); }
+
+ private:
+  std::chrono::seconds ttl_;
+  now_fn now_;
+  std::map<std::string, channel, std::less<>> channels_;
+  std::map<std::string, auth_run, std::less<>> runs_;
+};
+
+}  // namespace xconn
