@@ -184,6 +184,11 @@ void channel_service::push_descriptor(const connector& conn, std::string_view ch
   route->push(encode_packet(push));
 }
 
+std::pair<std::size_t, std::size_t> channel_service::counts(std::string_view plugin_id) {
+  std::lock_guard lock(mutex_);
+  return table_.counts(plugin_id);
+}
+
 connector::strand channel_service::strand_for(connector& conn, std::string_view channel_id) {
   std::lock_guard lock(mutex_);
   auto it = strands_.find(channel_id);

@@ -66,6 +66,8 @@ class channel_service {
   // Calls into the plugin for one channel run one at a time on this strand.
   connector::strand strand_for(connector& conn, std::string_view channel_id);
   tool_calls& calls() { return calls_; }
+  // Routed and signed-in channels of a plugin, for /health.
+  std::pair<std::size_t, std::size_t> counts(std::string_view plugin_id);
   // Runs the sweep now (tests; the timer runs it periodically).
   void sweep();
 

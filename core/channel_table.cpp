@@ -187,4 +187,14 @@ std::vector<channel> channel_table::routed(std::string_view plugin_id) const {
   return out;
 }
 
+std::pair<std::size_t, std::size_t> channel_table::counts(std::string_view plugin_id) const {
+  std::pair<std::size_t, std::size_t> out{0, 0};
+  for (const auto& [id, c] : channels_) {
+    if (c.plugin_id != plugin_id) continue;
+    out.first += !c.route.expired();
+    out.second += c.authenticated;
+  }
+  return out;
+}
+
 }  // namespace xconn

@@ -98,6 +98,8 @@ class channel_table {
   // Channels of plugin_id that have a live route (for pushes).
   std::vector<channel> routed(std::string_view plugin_id) const;
   std::size_t size() const { return channels_.size(); }
+  // How many channels of plugin_id have a route, and how many are signed in (for /health).
+  std::pair<std::size_t, std::size_t> counts(std::string_view plugin_id) const;
 
  private:
   std::chrono::seconds ttl_;

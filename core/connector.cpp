@@ -15,6 +15,14 @@ struct call_state {
   std::atomic<bool> done{false};
   std::function<void(call_result)> on_done;
   std::unique_ptr<boost::asio::steady_timer> timer;
+
+  // Called by whichever of answer and timeout wins the `done` flag. Drops the callback afterwards: a hung
+  // plugin keeps its xconn_call (and so this state) forever, but must not keep the caller's session alive.
+  void finish(call_result r) {
+    auto callback = std::move(on_done);
+    on_done = nullptr;
+    callback(std::move(r));
+  }
 };
 }  // namespace xconn
 
@@ -161,7 +169,7 @@ void connector::call_async(std::string what, plugin_fn fn, const strand& on, std
     r.message = "the plugin did not answer in time";
     r.retryable = true;
     r.timed_out = true;
-    state->on_done(std::move(r));
+    state->finish(std::move(r));
   });
   auto* call = new xconn_call{state, shared_from_this(), &io_};
   boost::asio::post(on, [self = shared_from_this(), call, fn = std::move(fn)] {
@@ -192,7 +200,7 @@ void connector::on_host_complete(xconn_call* call, xconn_status status, xconn_st
   if (owned->keepalive) owned->keepalive->touch();
   if (!owned->keepalive) {
     // A blocking call: the waiting thread holds the connector; answer right here.
-    if (!state->done.exchange(true)) state->on_done(std::move(result));
+    if (!state->done.exchange(true)) state->finish(std::move(result));
     return;
   }
   // Async: answer on an I/O thread, and let the connector go there too, never on the plugin's thread
@@ -200,7 +208,7 @@ void connector::on_host_complete(xconn_call* call, xconn_status status, xconn_st
   boost::asio::post(*owned->io, [state, keepalive = std::move(owned->keepalive), result = std::move(result)]() mutable {
     if (state->done.exchange(true)) return;
     if (state->timer) state->timer->cancel();
-    state->on_done(std::move(result));
+    state->finish(std::move(result));
   });
 }
 

@@ -1,5 +1,6 @@
 #include "core/control_plane.hpp"
 
+#include "core/channel_service.hpp"
 #include "core/connector_card.hpp"
 
 #include <boost/json.hpp>
@@ -38,8 +39,9 @@ http_response connectors_list(server_context& ctx, const http_request& req) {
                        json::serialize(json::object{{"connectors", std::move(list)}, {"refused", std::move(refused)}}));
 }
 
-http_response health(const connector& c, const http_request& req) {
+http_response health(server_context& ctx, const connector& c, const http_request& req) {
   auto h = c.health();
+  auto [open, authenticated] = ctx.channels.counts(c.id());
   const auto& m = c.manifest();
   std::string_view status = h.health == health_state::healthy ? "ok"
                             : h.health == health_state::degraded ? "degraded"
@@ -53,7 +55,7 @@ http_response health(const connector& c, const http_request& req) {
                      {{"health", to_string(h.health)},
                       {"last_error_code", h.last_error_code},
                       {"last_seen_at", h.last_seen_at}}},
-                    {"channels", {{"open", 0}, {"authenticated", 0}}}};
+                    {"channels", {{"open", open}, {"authenticated", authenticated}}}};
   auto code = h.health == health_state::down ? http::status::service_unavailable : http::status::ok;
   return json_response(req, code, json::serialize(body));
 }
@@ -102,7 +104,7 @@ http_response handle_control_request(server_context& ctx, const http_request& re
     cap["health"] = to_string(conn->health().health);
     return json_response(req, http::status::ok, json::serialize(cap));
   }
-  if (parts.rest == "/health") return health(*conn, req);
+  if (parts.rest == "/health") return health(ctx, *conn, req);
   return not_found(req);
 }
 
