@@ -99,7 +99,7 @@ boost::system::result<auth_answer, std::string> parse_auth_answer(std::string_vi
 
 bool mentions_secret(std::string_view text, const std::vector<std::string>& secrets) {
   for (const auto& s : secrets)
-    if (s.size() >= 4 && text.find(s) != std::string_view::npos) return true;
+    if (s.size() >= 8 && text.find(s) != std::string_view::npos) return true;
   return false;
 }
 

@@ -33,7 +33,8 @@ struct auth_answer {
 // for_status: auth.status may also answer "unauthenticated". The error says what is wrong, for the log.
 boost::system::result<auth_answer, std::string> parse_auth_answer(std::string_view json, bool for_status);
 
-// Whether text contains any of the secrets (each at least 4 bytes; shorter ones cannot be told from words).
+// Whether text contains any of the secrets. Only secrets of at least 8 bytes count: a shorter one ("echo",
+// "user") turns up in ordinary display text, and refusing such answers would lock its owner out.
 bool mentions_secret(std::string_view text, const std::vector<std::string>& secrets);
 
 }  // namespace xconn

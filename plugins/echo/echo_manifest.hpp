@@ -10,7 +10,7 @@
 
 namespace echo {
 
-// Lists only what works today; echo_send_message, echo_burst and the auth flows wait for host services.
+// Lists only what works today; echo_burst waits for the host's emit service.
 // The host injects connector_channel_id into every input schema, so none is written here.
 inline constexpr std::string_view manifest_template = R"json({
   "id": "echo",
@@ -19,7 +19,7 @@ inline constexpr std::string_view manifest_template = R"json({
     "connector": {
       "name": "Echo",
       "vendor": "xconn",
-      "description": "A test target built into xconn: reverses text, fails on request and waits on request, with no outside service."
+      "description": "A test target built into xconn: signs in with a token or a QR code, sends messages, reverses text, fails on request and waits on request, with no outside service."
     },
     "supports": {
       "user_channel_mode": "multiple",
@@ -28,6 +28,23 @@ inline constexpr std::string_view manifest_template = R"json({
       "profiles": ["xagent.im.v1", "xagent.im.v2"]
     },
     "tools": [
+      {
+        "tool_id": "echo_send_message",
+        "profile": "xagent.im.v2",
+        "title": "Send Message",
+        "description": "Send a text message to the Echo test peer. A side effect: each call sends once.",
+        "related_skill_ids": ["connector-im-echo"],
+        "input_schema": {
+          "type": "object",
+          "required": ["text"],
+          "properties": {"text": {"type": "string", "description": "Text to send."}}
+        },
+        "output_schema": {
+          "type": "object",
+          "required": ["status", "message_id"],
+          "properties": {"status": {"type": "string", "enum": ["sent"]}, "message_id": {"type": "string"}}
+        }
+      },
       {
         "tool_id": "echo_reverse",
         "profile": "xagent.im.v2",
@@ -80,10 +97,29 @@ inline constexpr std::string_view manifest_template = R"json({
         }
       }
     ],
+    "auth_flows": [
+      {
+        "id": "echo_token",
+        "target_type": "im",
+        "type": "form",
+        "title": "Sign in with a token",
+        "description": "Any non-empty token signs in, except the word invalid, which is refused.",
+        "fields": [
+          {"name": "token", "label": "Token", "input_type": "password", "secret": true, "required": true}
+        ]
+      },
+      {
+        "id": "echo_qr_login",
+        "target_type": "im",
+        "type": "qr_login",
+        "title": "Sign in with a QR code",
+        "description": "Shows a QR code that counts as scanned on the first poll and signed in on the second."
+      }
+    ],
     "security": {"trust_level": "builtin", "data_classes": ["message"]}
   },
-  "tool_options": {},
-  "system_prompt": "This conversation runs on Echo, a test target inside the connector server: nothing reaches a person. Use the echo tools only to test or demonstrate tool calls. Pass connector_channel_id unchanged. echo_fail fails by design: report its error code instead of retrying.",
+  "tool_options": {"echo_send_message": {"side_effect": true}},
+  "system_prompt": "This conversation runs on Echo, a test target inside the connector server: nothing reaches a person. Use the echo tools only to test or demonstrate tool calls. Pass connector_channel_id unchanged. echo_send_message sends once per call: do not repeat it to retry. echo_fail fails by design: report its error code instead of retrying.",
   "capability": {
     "adapter_id": "echo",
     "supported_targets": ["echo"],

@@ -2,7 +2,9 @@
 // with no outside service.
 #include "code_points.hpp"
 #include "delay_queue.hpp"
+#include "echo_auth.hpp"
 #include "echo_manifest.hpp"
+#include "random_id.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -11,10 +13,12 @@
 // never binds to whatever Boost the host carries. Exactly one translation unit may include this.
 #include <boost/json/src.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace echo {
 namespace {
@@ -66,6 +70,14 @@ bool is_stable_code(std::string_view code) {
 
 error invalid_arguments(std::string message) { return {"invalid_arguments", std::move(message), false}; }
 
+std::int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// 22 base62 characters: more than 128 bits, so neither a QR code nor a message id can be guessed.
+std::string random_token() { return random_base62(22); }
+
 class echo_plugin final : public xconn::sdk::plugin {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
@@ -89,9 +101,9 @@ class echo_plugin final : public xconn::sdk::plugin {
     return "";
   }
 
-  // The config is validated before create. sent_log_max bounds the sent log, which arrives with
-  // echo_send_message.
-  echo_plugin(xconn::sdk::host host, std::string_view config_json) : host_(host) {
+  // The config is validated before create. sent_log_max bounds the log of outbound finals, which arrives with
+  // the host's send call.
+  echo_plugin(xconn::sdk::host host, std::string_view config_json) : host_(host), auth_(unix_now_ms, random_token) {
     if (auto section = parse_object(config_json)) {
       if (auto* config = section->if_contains("config"); config && config->is_object()) {
         sent_log_max_ = integer_in(config->get_object().if_contains("sent_log_max"), 1, sent_log_max_limit)
@@ -115,7 +127,8 @@ class echo_plugin final : public xconn::sdk::plugin {
 
   void invoke_tool(std::string_view connector_channel_id, std::string_view tool_id, std::string_view arguments_json,
                    std::string_view context_json, completion done) override {
-    if (tool_id != "echo_reverse" && tool_id != "echo_fail" && tool_id != "echo_sleep") {
+    if (tool_id != "echo_reverse" && tool_id != "echo_fail" && tool_id != "echo_sleep" &&
+        tool_id != "echo_send_message") {
       return plugin::invoke_tool(connector_channel_id, tool_id, arguments_json, context_json, std::move(done));
     }
     // The raw arguments also carry connector_channel_id (and whatever else the caller sent); only our own
@@ -124,7 +137,32 @@ class echo_plugin final : public xconn::sdk::plugin {
     if (!args) return done.fail(invalid_arguments("arguments must be a JSON object"));
     if (tool_id == "echo_reverse") return reverse(*args, std::move(done));
     if (tool_id == "echo_fail") return fail(*args, std::move(done));
+    if (tool_id == "echo_send_message") return send_message(*args, std::move(done));
     sleep(*args, std::move(done));
+  }
+
+  void auth_start(std::string_view connector_channel_id, std::string_view flow_id, std::string_view auth_session_id,
+                  std::string_view input_json, completion done) override {
+    answer(connector_channel_id, flow_id, auth_.start(connector_channel_id, flow_id, auth_session_id, input_json),
+           std::move(done));
+  }
+
+  void auth_status(std::string_view connector_channel_id, std::string_view flow_id, std::string_view auth_session_id,
+                   bool refresh, completion done) override {
+    answer(connector_channel_id, flow_id, auth_.status(connector_channel_id, flow_id, auth_session_id, refresh),
+           std::move(done));
+  }
+
+  void auth_cancel(std::string_view connector_channel_id, std::string_view, std::string_view auth_session_id,
+                   completion done) override {
+    auth_.cancel(connector_channel_id, auth_session_id);
+    done.ok();
+  }
+
+  void auth_logout(std::string_view connector_channel_id, completion done) override {
+    auth_.logout(connector_channel_id);
+    host_.info("channel " + std::string(connector_channel_id) + " signed out");
+    done.ok();
   }
 
  private:
@@ -144,6 +182,25 @@ class echo_plugin final : public xconn::sdk::plugin {
     done.fail({std::string(*code), "echo_fail fails by design", false});
   }
 
+  static void send_message(const json::object& args, completion done) {
+    const json::string* text = string_at(args, "text");
+    if (!text) return done.fail(invalid_arguments("text: must be a string"));
+    // The far side's reply (an inbound message from echo-peer) needs the host's emit service, not in ABI 1.0 yet.
+    done.ok(json::serialize(json::object{{"status", "sent"}, {"message_id", "echo_msg_" + random_token()}}));
+  }
+
+  // Logs a sign-in by its display-level hint only; the answer itself was built without the credential.
+  void answer(std::string_view connector_channel_id, std::string_view flow_id, const auth_outcome& outcome,
+              completion done) {
+    if (const auto* failure = std::get_if<error>(&outcome)) return done.fail(*failure);
+    const auto& reply = std::get<auth_answer>(outcome);
+    if (reply.binding) {
+      host_.info("channel " + std::string(connector_channel_id) + " signed in with " + std::string(flow_id) + " as " +
+                 reply.binding->account_hint);
+    }
+    done.ok(reply.to_json());
+  }
+
   void sleep(const json::object& args, completion done) {
     auto ms = integer_in(args.if_contains("ms"), 0, sleep_limit_ms);
     if (!ms) return done.fail(invalid_arguments("ms: must be an integer 0..600000"));
@@ -154,6 +211,7 @@ class echo_plugin final : public xconn::sdk::plugin {
   xconn::sdk::host host_;
   std::int64_t sent_log_max_ = sent_log_max_default;
   delay_queue sleeps_;
+  auth_flows auth_;
 };
 
 }  // namespace

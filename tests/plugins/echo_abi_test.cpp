@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -216,7 +217,20 @@ TEST_F(EchoAbi, ManifestDeclaresTheCardSkillAndCapability) {
   EXPECT_EQ(card.at("supports").at("user_channel_mode").as_string(), "multiple");
   EXPECT_EQ(card.at("supports").at("profiles"), json::parse(R"(["xagent.im.v1","xagent.im.v2"])"));
   EXPECT_EQ(card.at("security").at("trust_level").as_string(), "builtin");
-  EXPECT_FALSE(card.contains("auth_flows"));
+  EXPECT_EQ(card.at("auth_flows").as_array().size(), 2u);
+  const json::object& token_flow = card.at("auth_flows").at(0).as_object();
+  EXPECT_EQ(token_flow.at("id").as_string(), "echo_token");
+  EXPECT_EQ(token_flow.at("type").as_string(), "form");
+  EXPECT_EQ(token_flow.at("target_type").as_string(), "im");
+  EXPECT_FALSE(token_flow.at("title").as_string().empty());
+  EXPECT_EQ(token_flow.at("fields"), json::parse(R"([{"name":"token","label":"Token","input_type":"password",
+      "secret":true,"required":true}])"));
+  const json::object& qr_flow = card.at("auth_flows").at(1).as_object();
+  EXPECT_EQ(qr_flow.at("id").as_string(), "echo_qr_login");
+  EXPECT_EQ(qr_flow.at("type").as_string(), "qr_login");
+  EXPECT_EQ(qr_flow.at("target_type").as_string(), "im");
+  EXPECT_FALSE(qr_flow.at("title").as_string().empty());
+  EXPECT_FALSE(qr_flow.contains("fields"));
 
   std::set<std::string> tool_ids;
   for (const json::value& tool : card.at("tools").as_array()) {
@@ -231,14 +245,17 @@ TEST_F(EchoAbi, ManifestDeclaresTheCardSkillAndCapability) {
     }
     EXPECT_TRUE(tool.at("output_schema").is_object());
   }
-  EXPECT_EQ(tool_ids, (std::set<std::string>{"echo_reverse", "echo_fail", "echo_sleep"}));
+  EXPECT_EQ(tool_ids, (std::set<std::string>{"echo_send_message", "echo_reverse", "echo_fail", "echo_sleep"}));
 
-  EXPECT_TRUE(manifest.at("tool_options").as_object().empty());
+  EXPECT_EQ(manifest.at("tool_options"), json::parse(R"({"echo_send_message":{"side_effect":true}})"));
   std::string_view skill = manifest.at("skill").as_string();
   EXPECT_TRUE(skill.starts_with("---\nname: connector-im-echo\ndescription: ")) << skill.substr(0, 80);
-  EXPECT_NE(skill.find("echo_sleep"), std::string_view::npos);
+  for (const char* name : {"echo_sleep", "echo_send_message", "echo_token", "echo_qr_login"}) {
+    EXPECT_NE(skill.find(name), std::string_view::npos) << name;
+  }
   std::string_view prompt = manifest.at("system_prompt").as_string();
   EXPECT_FALSE(prompt.empty());
+  EXPECT_NE(prompt.find("echo_send_message"), std::string_view::npos);
   EXPECT_LT(prompt.size(), 4000u);
   EXPECT_FALSE(manifest.contains("chat"));
 
@@ -352,7 +369,8 @@ TEST_F(EchoInstance, StopTwiceThenStartAgain) {
 
 TEST_F(EchoInstance, UnknownToolAndBadArguments) {
   expect_error(invoke("echo_nope", "{}"), "tool_not_found");
-  expect_error(invoke("echo_send_message", R"({"text":"hi"})"), "tool_not_found");  // not offered yet
+  expect_error(invoke("echo_send_message", "{}"), "invalid_arguments");
+  expect_error(invoke("echo_send_message", R"({"text":["hi"]})"), "invalid_arguments");
   expect_error(invoke("echo_reverse", "{}"), "invalid_arguments");
   expect_error(invoke("echo_reverse", R"({"text":5})"), "invalid_arguments");
   expect_error(invoke("echo_reverse", "[\"text\"]"), "invalid_arguments");
@@ -364,6 +382,158 @@ TEST_F(EchoInstance, UnknownToolAndBadArguments) {
   for (const char* ms : {"-1", "600001", "1.5", "\"10\"", "null"}) {
     expect_error(invoke("echo_sleep", std::string(R"({"ms":)") + ms + "}"), "invalid_arguments");
   }
+}
+
+TEST_F(EchoInstance, SendMessageAnswersSentWithAFreshId) {
+  const std::regex message_id("echo_msg_[0-9A-Za-z]{22}");
+  std::set<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    test_call& call = invoke("echo_send_message", R"({"connector_channel_id":"ch-1","text":"hello"})");
+    ASSERT_EQ(call.status, XCONN_STATUS_OK) << call.json;
+    json::object result = call.result();
+    EXPECT_EQ(result.size(), 2u) << call.json;
+    EXPECT_EQ(result.at("status").as_string(), "sent");
+    std::string id(result.at("message_id").as_string());
+    EXPECT_TRUE(std::regex_match(id, message_id)) << id;
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 2u) << "every send gets its own message_id";
+}
+
+// ---- echo: auth flows through the ABI ----
+
+class EchoAuthAbi : public EchoInstance {
+ protected:
+  test_call& auth_start(std::string_view channel, std::string_view flow, std::string_view session,
+                        std::string_view input = "{}") {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_auth_start(instance_, call.c_call(), c_str(channel), c_str(flow), c_str(session),
+                                     c_str(input));
+    EXPECT_TRUE(host_.wait(call)) << "auth_start never answered";
+    return call;
+  }
+
+  test_call& auth_status(std::string_view channel, std::string_view session, bool refresh = false,
+                         std::string_view flow = "echo_qr_login") {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_auth_status(instance_, call.c_call(), c_str(channel), c_str(flow), c_str(session),
+                                      refresh ? 1 : 0);
+    EXPECT_TRUE(host_.wait(call)) << "auth_status never answered";
+    return call;
+  }
+
+  test_call& auth_cancel(std::string_view channel, std::string_view session) {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_auth_cancel(instance_, call.c_call(), c_str(channel), c_str("echo_qr_login"),
+                                      c_str(session));
+    EXPECT_TRUE(host_.wait(call)) << "auth_cancel never answered";
+    return call;
+  }
+
+  test_call& auth_logout(std::string_view channel) {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_auth_logout(instance_, call.c_call(), c_str(channel));
+    EXPECT_TRUE(host_.wait(call)) << "auth_logout never answered";
+    return call;
+  }
+
+  // An OK answer whose status is the given one.
+  json::object expect_status(const test_call& call, std::string_view status) {
+    EXPECT_EQ(call.status, XCONN_STATUS_OK) << call.json;
+    if (call.status != XCONN_STATUS_OK) return {};
+    json::object answer = call.result();
+    EXPECT_EQ(answer.at("status").as_string(), status) << call.json;
+    return answer;
+  }
+
+  void expect_empty_ok(const test_call& call) {
+    EXPECT_EQ(call.status, XCONN_STATUS_OK) << call.json;
+    EXPECT_EQ(call.json, "{}");
+  }
+
+  static std::int64_t unix_now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+TEST_F(EchoAuthAbi, TokenSignsInWithAHashHintAndNothingOfTheToken) {
+  const std::string secret = "planted-secret-4711";  // sha256 000d2bc626104e90...
+  test_call& call = auth_start("ch-1", "echo_token", "auth_1", R"({"token":")" + secret + "\"}");
+  json::object answer = expect_status(call, "authenticated");
+  EXPECT_EQ(answer.at("binding"), json::parse(R"({"display_name":"Echo user","account_hint":"echo-000d2b"})"));
+  EXPECT_EQ(call.json.find(secret), std::string::npos) << call.json;
+
+  json::object abc = expect_status(auth_start("ch-2", "echo_token", "auth_2", R"({"token":"abc"})"), "authenticated");
+  EXPECT_EQ(abc.at("binding").at("account_hint").as_string(), "echo-ba7816");  // sha256("abc") = ba7816bf...
+
+  for (const std::string& line : host_.logs()) EXPECT_EQ(line.find(secret), std::string::npos) << line;
+}
+
+TEST_F(EchoAuthAbi, TokenInvalidFailsWithoutRepeatingIt) {
+  test_call& call = auth_start("ch-1", "echo_token", "auth_1", R"({"token":"invalid"})");
+  expect_error(call, "invalid_credentials");
+  EXPECT_EQ(std::string(call.result().at("message").as_string()).find("invalid"), std::string::npos) << call.json;
+  expect_error(auth_start("ch-1", "echo_token", "auth_2", R"({"token":""})"), "invalid_input");
+  expect_error(auth_start("ch-1", "echo_nope", "auth_3"), "auth_flow_not_found");
+}
+
+TEST_F(EchoAuthAbi, QrPendingScannedAuthenticated) {
+  std::int64_t before = unix_now_ms();
+  json::object pending = expect_status(auth_start("ch-1", "echo_qr_login", "auth_q"), "pending");
+  std::int64_t after = unix_now_ms();
+  std::string qr(pending.at("qr_code_text").as_string());
+  EXPECT_TRUE(std::regex_match(qr, std::regex("echo-qr:[0-9A-Za-z]{22}"))) << qr;
+  EXPECT_GE(pending.at("expires_at").as_int64(), before + 120000);
+  EXPECT_LE(pending.at("expires_at").as_int64(), after + 120000);
+  EXPECT_EQ(pending.at("poll_interval_millis").as_int64(), 1000);
+  EXPECT_FALSE(pending.at("message").as_string().empty());
+  EXPECT_FALSE(pending.contains("binding"));
+
+  json::object other = expect_status(auth_start("ch-2", "echo_qr_login", "auth_r"), "pending");
+  EXPECT_NE(other.at("qr_code_text"), pending.at("qr_code_text")) << "codes must not be guessable from another";
+
+  EXPECT_FALSE(expect_status(auth_status("ch-1", "auth_q"), "scanned").contains("binding"));
+  json::object done = expect_status(auth_status("ch-1", "auth_q"), "authenticated");
+  EXPECT_EQ(done.at("binding"), json::parse(R"({"display_name":"Echo user","account_hint":"echo-qr"})"));
+}
+
+TEST_F(EchoAuthAbi, QrRefreshIssuesANewCode) {
+  json::object first = expect_status(auth_start("ch-1", "echo_qr_login", "auth_q"), "pending");
+  expect_status(auth_status("ch-1", "auth_q"), "scanned");
+  json::object fresh = expect_status(auth_status("ch-1", "auth_q", true), "pending");
+  EXPECT_NE(fresh.at("qr_code_text"), first.at("qr_code_text"));
+  EXPECT_GE(fresh.at("expires_at").as_int64(), first.at("expires_at").as_int64());
+  expect_status(auth_status("ch-1", "auth_q"), "scanned");  // the scan starts over
+}
+
+TEST_F(EchoAuthAbi, UnknownSessionIsNotFound) {
+  expect_error(auth_status("ch-1", "auth_never"), "auth_session_not_found");
+  expect_status(auth_start("ch-1", "echo_qr_login", "auth_q"), "pending");
+  expect_error(auth_status("ch-2", "auth_q"), "auth_session_not_found");  // another channel's
+  expect_error(auth_status("ch-1", "auth_q", false, "echo_token"), "auth_session_not_found");
+}
+
+TEST_F(EchoAuthAbi, CancelDropsTheSession) {
+  expect_status(auth_start("ch-1", "echo_qr_login", "auth_q"), "pending");
+  expect_empty_ok(auth_cancel("ch-1", "auth_q"));
+  expect_error(auth_status("ch-1", "auth_q"), "auth_session_not_found");
+  expect_empty_ok(auth_cancel("ch-1", "auth_q"));  // again, and unknown: still {}
+}
+
+TEST_F(EchoAuthAbi, LogoutEndsTheChannelsSessionsAndIsIdempotent) {
+  expect_status(auth_start("ch-1", "echo_token", "auth_t", R"({"token":"abc"})"), "authenticated");
+  expect_status(auth_start("ch-1", "echo_qr_login", "auth_q"), "pending");
+  expect_status(auth_start("ch-2", "echo_qr_login", "auth_r"), "pending");
+  expect_empty_ok(auth_logout("ch-1"));
+  expect_error(auth_status("ch-1", "auth_q"), "auth_session_not_found");
+  expect_status(auth_status("ch-2", "auth_r"), "scanned");  // another channel is untouched
+  expect_empty_ok(auth_logout("ch-1"));
+  expect_empty_ok(auth_logout("ch-never"));
+
+  std::vector<std::string> logs = host_.logs();
+  EXPECT_NE(std::find(logs.begin(), logs.end(), "channel ch-1 signed in with echo_token as echo-ba7816"), logs.end());
+  EXPECT_NE(std::find(logs.begin(), logs.end(), "channel ch-1 signed out"), logs.end());
 }
 
 // ---- fixtures ----

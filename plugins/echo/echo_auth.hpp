@@ -1,0 +1,196 @@
+// Echo's two sign-in flows as a state machine over an injected clock and randomness, with no I/O, so every
+// step (QR expiry to the millisecond included) is unit-tested (plugin-contract.md, "The reference plugin echo").
+// Thread-safe: calls for different channels run concurrently on the host's plugin pool.
+#pragma once
+
+#include "sha256_hex.hpp"
+
+#include <xconn/plugin.hpp>
+
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace echo {
+
+inline constexpr std::string_view token_flow_id = "echo_token";
+inline constexpr std::string_view qr_flow_id = "echo_qr_login";
+inline constexpr std::int64_t qr_lifetime_ms = 120000;
+inline constexpr std::int64_t qr_poll_interval_ms = 1000;
+// An abandoned QR session is forgotten this long after its code expired; the host keeps its own record.
+inline constexpr std::int64_t qr_retention_ms = 600000;
+// Bounds memory against a client that starts sign-ins and never finishes them.
+inline constexpr std::size_t max_qr_sessions = 10000;
+inline constexpr std::string_view display_name = "Echo user";
+
+// The channel's target identity at display level (plugin.h, "binding").
+struct auth_binding {
+  std::string display_name;
+  std::string account_hint;
+  bool operator==(const auth_binding&) const = default;
+};
+
+// One auth answer as plugin.h defines it; an empty or unset field stays out of the JSON.
+struct auth_answer {
+  std::string status;
+  std::string qr_code_text;
+  std::optional<std::int64_t> expires_at;
+  std::optional<std::int64_t> poll_interval_millis;
+  std::string message;
+  std::optional<auth_binding> binding;
+
+  std::string to_json() const {
+    boost::json::object out{{"status", status}};
+    if (!qr_code_text.empty()) out["qr_code_text"] = qr_code_text;
+    if (expires_at) out["expires_at"] = *expires_at;
+    if (poll_interval_millis) out["poll_interval_millis"] = *poll_interval_millis;
+    if (!message.empty()) out["message"] = message;
+    if (binding) {
+      out["binding"] = boost::json::object{{"display_name", binding->display_name},
+                                           {"account_hint", binding->account_hint}};
+    }
+    return boost::json::serialize(out);
+  }
+};
+
+using auth_outcome = std::variant<auth_answer, xconn::sdk::error>;
+
+// "echo-" + the first 6 hex digits of sha256(token): tells two tokens apart without revealing either.
+inline std::string token_account_hint(std::string_view token) { return "echo-" + sha256_hex(token).substr(0, 6); }
+
+class auth_flows {
+ public:
+  using clock_fn = std::function<std::int64_t()>;  // now, in unix milliseconds
+  using random_fn = std::function<std::string()>;  // an unguessable token, for the QR code
+
+  auth_flows(clock_fn now_ms, random_fn random) : now_ms_(std::move(now_ms)), random_(std::move(random)) {}
+
+  // input_json is the form input (the host has checked it against the card); a QR flow ignores it.
+  auth_outcome start(std::string_view channel, std::string_view flow_id, std::string_view session_id,
+                     std::string_view input_json) {
+    if (flow_id == token_flow_id) return sign_in_with_token(channel, input_json);
+    if (flow_id != qr_flow_id) return xconn::sdk::error{"auth_flow_not_found", "echo has no such auth flow", false};
+    std::lock_guard lock(mutex_);
+    std::int64_t now = now_ms_();
+    std::erase_if(qr_sessions_, [&](const auto& s) { return now >= s.second.expires_at + qr_retention_ms; });
+    if (qr_sessions_.size() >= max_qr_sessions && !qr_sessions_.contains(std::string(session_id))) {
+      return xconn::sdk::error{"too_many_auth_sessions", "too many sign-ins in progress; try again later", true};
+    }
+    qr_session& session = qr_sessions_[std::string(session_id)];
+    session.channel = channel;
+    issue_qr(session, now);
+    return pending(session);
+  }
+
+  // Each poll of a live code advances it: pending -> scanned -> authenticated. refresh issues a new code.
+  auth_outcome status(std::string_view channel, std::string_view flow_id, std::string_view session_id,
+                      bool refresh) {
+    std::lock_guard lock(mutex_);
+    auto it = qr_sessions_.find(session_id);
+    if (flow_id != qr_flow_id || it == qr_sessions_.end() || it->second.channel != channel) {
+      return xconn::sdk::error{"auth_session_not_found", "echo knows no such auth session", false};
+    }
+    qr_session& session = it->second;
+    std::int64_t now = now_ms_();
+    if (session.authenticated) return authenticated(qr_binding());
+    if (refresh) {
+      issue_qr(session, now);
+      return pending(session);
+    }
+    if (now >= session.expires_at) {
+      return auth_answer{"expired", "", session.expires_at, std::nullopt, "The QR code expired; refresh it.", {}};
+    }
+    if (++session.scans == 1) {
+      return auth_answer{"scanned", "", session.expires_at, qr_poll_interval_ms, "Scanned; confirm on your device.",
+                         {}};
+    }
+    session.authenticated = true;
+    logins_[session.channel] = qr_binding();
+    return authenticated(qr_binding());
+  }
+
+  // Abandons one run; the channel's login, if any, stays.
+  void cancel(std::string_view channel, std::string_view session_id) {
+    std::lock_guard lock(mutex_);
+    auto it = qr_sessions_.find(session_id);
+    if (it != qr_sessions_.end() && it->second.channel == channel) qr_sessions_.erase(it);
+  }
+
+  // Forgets the channel's login and its runs still in progress. Idempotent.
+  void logout(std::string_view channel) {
+    std::lock_guard lock(mutex_);
+    if (auto it = logins_.find(channel); it != logins_.end()) logins_.erase(it);
+    std::erase_if(qr_sessions_, [&](const auto& s) { return s.second.channel == channel; });
+  }
+
+  std::optional<auth_binding> login_of(std::string_view channel) const {
+    std::lock_guard lock(mutex_);
+    auto it = logins_.find(channel);
+    if (it == logins_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::size_t qr_session_count() const {
+    std::lock_guard lock(mutex_);
+    return qr_sessions_.size();
+  }
+
+ private:
+  struct qr_session {
+    std::string channel;
+    std::string qr_code_text;
+    std::int64_t expires_at = 0;
+    int scans = 0;
+    bool authenticated = false;
+  };
+
+  // Nothing of the token leaves this function but its hash prefix: not in an answer, an error or a log line.
+  auth_outcome sign_in_with_token(std::string_view channel, std::string_view input_json) {
+    boost::json::error_code ec;
+    boost::json::value input = boost::json::parse(input_json, ec);
+    const boost::json::value* token = !ec && input.is_object() ? input.as_object().if_contains("token") : nullptr;
+    if (token == nullptr || !token->is_string() || token->as_string().empty()) {
+      return xconn::sdk::error{"invalid_input", "input.token: required", false};
+    }
+    if (token->as_string() == "invalid") {
+      return xconn::sdk::error{"invalid_credentials", "Echo refused the token.", false};
+    }
+    auth_binding binding{std::string(display_name), token_account_hint(token->as_string())};
+    std::lock_guard lock(mutex_);
+    logins_[std::string(channel)] = binding;
+    return authenticated(std::move(binding));
+  }
+
+  void issue_qr(qr_session& session, std::int64_t now) {
+    session.qr_code_text = "echo-qr:" + random_();
+    session.expires_at = now + qr_lifetime_ms;
+    session.scans = 0;
+  }
+
+  static auth_answer pending(const qr_session& session) {
+    return {"pending", session.qr_code_text, session.expires_at, qr_poll_interval_ms,
+            "Scan the QR code with Echo to sign in.", {}};
+  }
+
+  static auth_binding qr_binding() { return {std::string(display_name), "echo-qr"}; }
+
+  static auth_answer authenticated(auth_binding binding) {
+    return {"authenticated", "", std::nullopt, std::nullopt, "Signed in to Echo.", std::move(binding)};
+  }
+
+  clock_fn now_ms_;
+  random_fn random_;
+  mutable std::mutex mutex_;
+  std::map<std::string, qr_session, std::less<>> qr_sessions_;  // by the host's auth_session_id
+  std::map<std::string, auth_binding, std::less<>> logins_;     // by connector_channel_id
+};
+
+}  // namespace echo
