@@ -40,13 +40,22 @@ void server_fixture::stop() {
 }
 
 std::string schema_violations(const std::string& schema_name, const std::string& json_text) {
+  return schema_violations(schema_name, std::vector<std::string>{json_text});
+}
+
+std::string schema_violations(const std::string& schema_name, const std::vector<std::string>& json_texts) {
+  if (json_texts.empty()) return "";
   temp_dir tmp;
-  auto doc = tmp.path() / "doc.json";
-  write_file(doc, json_text);
   auto schema = std::filesystem::path(XCONN_TEST_SPEC_DIR) / "schemas" / (schema_name + ".schema.md");
   if (!std::filesystem::exists(schema)) return "schema not found: " + schema.string();
   std::string cmd = std::string(XCONN_TEST_PYTHON) + " " + (source_dir() / "tools" / "schema_check.py").string() +
-                    " " + schema.string() + " " + doc.string() + " 2>&1";
+                    " " + schema.string();
+  for (std::size_t i = 0; i < json_texts.size(); ++i) {
+    auto doc = tmp.path() / ("doc" + std::to_string(i) + ".json");
+    write_file(doc, json_texts[i]);
+    cmd += " " + doc.string();
+  }
+  cmd += " 2>&1";
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return "cannot run the schema checker";

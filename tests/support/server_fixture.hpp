@@ -38,5 +38,7 @@ class server_fixture {
 // Validates a JSON document with the spec's schema (e.g. "xagent.connector.v1"); returns "" when valid,
 // else the violations.
 std::string schema_violations(const std::string& schema_name, const std::string& json_text);
+// The same for many documents in one run of the checker (it starts slowly).
+std::string schema_violations(const std::string& schema_name, const std::vector<std::string>& json_texts);
 
 }  // namespace xconn::test

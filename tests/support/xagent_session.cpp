@@ -24,12 +24,14 @@ xagent_session::xagent_session(unsigned short port, const std::string& key, cons
   connector_id_ = std::string(ack->at("payload").at("connector_id").as_string());
 }
 
+xagent_session::~xagent_session() { EXPECT_EQ(violations(), "") << "a packet broke the spec's packet schema"; }
+
 std::optional<json::object> xagent_session::receive(std::chrono::milliseconds deadline) {
   auto text = ws_->receive(deadline);
   if (!text) return std::nullopt;
   transcript_ += *text;
   transcript_ += '\n';
-  if (auto v = schema_violations("xagent.connector.packet.v1", *text); !v.empty()) violations_ += v + "\n";
+  unchecked_.push_back(*text);
   return json::parse(*text).as_object();
 }
 
@@ -65,6 +67,10 @@ json::object xagent_session::sign_in(const std::string& channel, const std::stri
 json::object xagent_session::invoke(const std::string& channel, const std::string& tool, json::object arguments,
                                     json::object context) {
   return call("tool.invoke", channel, {{"tool_id", tool}, {"arguments", std::move(arguments)}, {"context", std::move(context)}});
+}
+
+std::string xagent_session::violations() {
+  return schema_violations("xagent.connector.packet.v1", std::exchange(unchecked_, {}));
 }
 
 std::vector<json::object> xagent_session::take_pushes() { return std::exchange(pushes_, {}); }

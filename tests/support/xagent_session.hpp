@@ -19,6 +19,11 @@ class xagent_session {
                  const std::string& card_id = "im.echo", const std::string& connector_id = "",
                  boost::json::array profiles = {"xagent.im.v1", "xagent.im.v2"});
 
+  // Checks every packet not yet checked against the packet schema.
+  ~xagent_session();
+  xagent_session(const xagent_session&) = delete;
+  xagent_session& operator=(const xagent_session&) = delete;
+
   bool ok() const { return ws_ != nullptr && !connector_id_.empty(); }
   const std::string& connector_id() const { return connector_id_; }
   ws_client& ws() { return *ws_; }
@@ -44,8 +49,8 @@ class xagent_session {
                                                std::chrono::milliseconds deadline = std::chrono::seconds(5));
   // Every text frame received so far, for secret checks.
   const std::string& transcript() const { return transcript_; }
-  // Schema violations seen so far ("" when every packet was valid).
-  const std::string& violations() const { return violations_; }
+  // Schema violations of every packet received so far ("" when all were valid); checked in one batch.
+  std::string violations();
 
  private:
   std::optional<boost::json::object> receive(std::chrono::milliseconds deadline);
@@ -54,7 +59,7 @@ class xagent_session {
   std::string connector_id_;
   std::vector<boost::json::object> pushes_;
   std::string transcript_;
-  std::string violations_;
+  std::vector<std::string> unchecked_;
 };
 
 // The error code of a packet (type error, or an ack's envelope error); "" when none.
