@@ -93,7 +93,13 @@ json::object build_descriptor(const descriptor_input& in) {
     }
     tools.emplace_back(json::object{{"tool_id", id}, {"status", st}, {"target_permission_state", permission}});
   }
-  std::string target_type = string_or(target, "target_type", "im");
+  std::string target_type = string_or(target, "target_type", "");
+  if (target_type.empty()) {
+    auto* types = m.card.at("supports").as_object().if_contains("target_types");
+    target_type = types && types->is_array() && !types->as_array().empty() && types->as_array().front().is_string()
+                      ? std::string(types->as_array().front().as_string())
+                      : "im";
+  }
   return json::object{
       {"schema", descriptor_schema},
       {"connection", json::object{{"connector_card_id", m.card_id},
@@ -136,11 +142,16 @@ std::string descriptor_violation(const json::object& d, const plugin_manifest& m
     if (!one_of(target_keys, kv.key())) return "target holds more than display-level fields";
     if (!kv.value().is_string()) return "target fields must be strings";
   }
+  if (str(target->as_object(), "display_name").empty()) return "target.display_name is required";
   if (auto* tools = d.if_contains("tools")) {
     if (!tools->is_array()) return "tools must be an array";
     for (const auto& t : tools->as_array()) {
       if (!t.is_object() || str(t.as_object(), "tool_id").empty()) return "tools[].tool_id is required";
       if (!m.tools.contains(std::string(str(t.as_object(), "tool_id")))) return "tools[] names a tool not in the card";
+      if (!one_of(tool_statuses, str(t.as_object(), "status"))) return "tools[].status is not a known status";
+      if (auto* perm = t.as_object().if_contains("target_permission_state");
+          perm && (!perm->is_string() || !one_of(permission_states, perm->as_string())))
+        return "tools[].target_permission_state is not a known state";
     }
   }
   return "";

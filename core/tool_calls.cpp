@@ -1,5 +1,6 @@
 #include "core/tool_calls.hpp"
 
+#include "core/crypto.hpp"
 #include "core/ids.hpp"
 
 #include <boost/json.hpp>
@@ -43,11 +44,11 @@ std::optional<tool_outcome> from_record(std::string_view text, long long oldest_
 }  // namespace
 
 std::string tool_calls::key_for(std::string_view plugin_id, std::string_view channel_id, std::string_view key) {
+  // The caller's key is hashed: it can be any length, and LMDB keys end at 511 bytes.
   std::string out;
-  out.reserve(plugin_id.size() + channel_id.size() + key.size() + 2);
   out.append(plugin_id).push_back('\n');
   out.append(channel_id).push_back('\n');
-  out.append(key);
+  out.append(sha256_hex(key));
   return out;
 }
 

@@ -178,20 +178,26 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   ctx_.channels.authenticate(
       channel_id, std::move(*answer->binding),
       [self = shared_from_this(), ack = std::move(ack), channel_id](std::optional<channel> c, std::error_code ec) mutable {
-        std::optional<json::object> d;
-        if (c && !ec) d = self->ctx_.channels.descriptor(*self->connector_, *c, self->profiles_);
-        if (!d) {
-          ack.type = "error";
-          ack.payload.reset();
-          ack.error_code = c ? "internal_error" : "connection_not_found";
-          ack.error_message = c ? "the connector could not record the sign-in" : "the channel is gone";
-          return self->deliver(encode_packet(ack));
-        }
-        (*ack.payload)["connection_descriptor"] = std::move(*d);
-        self->deliver(encode_packet(ack));
+        if (!self->deliver_with_descriptor(std::move(ack), c, ec)) return;
         // The ack answers this request; the push tells every view of the channel (spec §8.17).
         self->ctx_.channels.push_descriptor(*self->connector_, channel_id);
       });
+}
+
+bool ws_session::deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec) {
+  std::optional<json::object> d;
+  if (c && !ec) d = ctx_.channels.descriptor(*connector_, *c, profiles_);
+  if (!d) {
+    ack.type = "error";
+    ack.payload.reset();
+    ack.error_code = c ? "internal_error" : "connection_not_found";
+    ack.error_message = c ? "the connector could not record the channel's new state" : "the channel is gone";
+    deliver(encode_packet(ack));
+    return false;
+  }
+  (*ack.payload)["connection_descriptor"] = std::move(*d);
+  deliver(encode_packet(ack));
+  return true;
 }
 
 void ws_session::on_auth_status(const packet_view& p, const channel& c, const json::object& payload) {
@@ -299,20 +305,10 @@ void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
           set_call_error(ack, r, "auth");
           return self->deliver(encode_packet(ack));
         }
+        (*ack.payload)["status"] = "ok";
         self->ctx_.channels.logout(channel_id, [self, ack = std::move(ack)](std::optional<channel> c,
                                                                              std::error_code ec) mutable {
-          std::optional<json::object> d;
-          if (c && !ec) d = self->ctx_.channels.descriptor(*self->connector_, *c, self->profiles_);
-          if (!d) {
-            ack.type = "error";
-            ack.payload.reset();
-            ack.error_code = c ? "internal_error" : "connection_not_found";
-            ack.error_message = c ? "the connector could not record the sign-out" : "the channel is gone";
-            return self->deliver(encode_packet(ack));
-          }
-          (*ack.payload)["status"] = "ok";
-          (*ack.payload)["connection_descriptor"] = std::move(*d);
-          self->deliver(encode_packet(ack));
+          self->deliver_with_descriptor(std::move(ack), c, ec);
         });
       });
 }

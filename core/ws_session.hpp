@@ -62,6 +62,9 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void on_auth_cancel(const packet_view& p, const channel& c, const boost::json::object& payload);
   void on_auth_logout(const packet_view& p, const channel& c);
   void on_tool_invoke(const packet_view& p, const channel& c, const boost::json::object& payload);
+  // Sends ack with c's descriptor once c's new state is durable; an error instead when it could not be
+  // recorded (ec) or the channel is gone. Returns whether the ack went out. Any thread.
+  bool deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec);
   // Turns a plugin's auth answer into the ack; records the run's end and the login.
   void finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets, call_result r,
                    bool for_status);
