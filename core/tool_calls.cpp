@@ -54,20 +54,17 @@ std::string tool_calls::key_for(std::string_view plugin_id, std::string_view cha
 
 void tool_calls::run_once(const std::string& key, run_fn run, done_fn done) {
   long long oldest = unix_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(window_).count();
+  std::optional<tool_outcome> replay;
   {
     std::lock_guard lock(mutex_);
     if (auto it = running_.find(key); it != running_.end()) {
       it->second.push_back(std::move(done));
       return;
     }
-    if (auto record = db_.get(database, key)) {
-      if (auto outcome = from_record(*record, oldest)) {
-        done(std::move(*outcome));
-        return;
-      }
-    }
-    running_[key].push_back(std::move(done));
+    if (auto record = db_.get(database, key)) replay = from_record(*record, oldest);
+    if (!replay) running_[key].push_back(std::move(done));
   }
+  if (replay) return done(std::move(*replay));  // outside the lock: done may start another call
   run([this, key](tool_outcome outcome, bool keep) {
     auto answer_all = [this, key, outcome](std::error_code) {
       std::vector<done_fn> waiting;
@@ -91,6 +88,7 @@ void tool_calls::run_once(const std::string& key, run_fn run, done_fn done) {
 std::size_t tool_calls::sweep(std::size_t limit) {
   long long oldest = unix_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(window_).count();
   write_batch batch;
+  if (limit == 0) return 0;
   db_.scan(database, "", [&](std::string_view key, std::string_view value) {
     if (!from_record(value, oldest)) batch.erase(std::string(database), std::string(key));
     return batch.ops.size() < limit;

@@ -34,7 +34,9 @@ const char* const manifest_json = R"json({
         ]
       }
     ]
-  }
+  },
+  "capability": {"adapter_id": "sample", "adapter_version": "1.2.3", "supported_targets": ["sample"],
+                 "supported_features": ["text"]}
 })json";
 
 const plugin_manifest& sample() {
@@ -151,9 +153,12 @@ TEST(CheckAuthInput, Oversize) {
   EXPECT_NE(r.find("token"), std::string::npos) << r;
   EXPECT_NE(r.find("too long"), std::string::npos) << r;
   EXPECT_EQ(r.find(planted), std::string::npos) << r;
-  // 16 KiB exactly is still fine.
+  // 16 KiB exactly is still fine, one byte more is not.
   json::object edge{{"token", std::string(16 * 1024, 'x')}, {"chat", "general"}};
   EXPECT_EQ(check(form(), &edge), "");
+  json::object over{{"chat", "general"}, {"note", std::string(16 * 1024 + 1, 'x')}};
+  r = check(form(), &over);
+  EXPECT_NE(r.find("note"), std::string::npos) << r;
 }
 
 TEST(CheckAuthInput, ReasonNeverHoldsAValue) {
@@ -336,15 +341,17 @@ TEST(ParseAuthAnswer, HostileInput) {
 
 // mentions_secret --------------------------------------------------------------------------------------------
 
-TEST(MentionsSecret, FindsSecretsOfFourBytesOrMore) {
-  std::vector<std::string> secrets{"abc", "hunter22", "", "1234"};
+TEST(MentionsSecret, FindsSecretsOfEightBytesOrMore) {
+  std::vector<std::string> secrets{"echo", "pass123", "hunter22", "", "12345678"};
   EXPECT_TRUE(mentions_secret("your password hunter22 was wrong", secrets));
   EXPECT_TRUE(mentions_secret("hunter22", secrets));
-  EXPECT_TRUE(mentions_secret("pin 1234", secrets));
+  EXPECT_TRUE(mentions_secret("pin 12345678", secrets));
   EXPECT_TRUE(mentions_secret(R"({"message":"xhunter22x"})", secrets));
-  EXPECT_FALSE(mentions_secret("abc is too short to tell from words", secrets));
+  // Shorter secrets turn up in ordinary text and do not count.
+  EXPECT_FALSE(mentions_secret("echo is a word", secrets));
+  EXPECT_FALSE(mentions_secret("pass123 is seven bytes", secrets));
   EXPECT_FALSE(mentions_secret("hunter2", secrets));
-  EXPECT_FALSE(mentions_secret("123", secrets));
+  EXPECT_FALSE(mentions_secret("1234567", secrets));
   EXPECT_FALSE(mentions_secret("", secrets));
   EXPECT_FALSE(mentions_secret("anything", {}));
   EXPECT_FALSE(mentions_secret("HUNTER22", secrets));  // exact bytes only

@@ -502,6 +502,34 @@ TEST_F(ChannelTable, RunningRunSurvivesEndedRunKeptWhileAskedAbout) {
   }
 }
 
+TEST(ChannelTableLongTtl, EndedRunsGoAfterEndedRunKeptRunningOnesAfterTheTtl) {
+  manual_clock clock;
+  constexpr std::chrono::seconds long_ttl = 3h;
+  channel_table table(long_ttl, clock.fn());
+  auto route = std::make_shared<fake_route>();
+  auto id = table.open("echo", "", "conn_a", route).first.id;
+  auto ended = table.begin_auth(id, "f");
+  auto running = table.begin_auth(id, "f");
+  table.end_auth(ended, auth_run_state::canceled);
+  clock.now += channel_table::ended_run_kept - 1ms;
+  ASSERT_EQ(table.check(id, "echo", route.get()), route_check::ok);  // the channel is in use
+  table.expire();
+  ASSERT_TRUE(table.find_auth(id, ended));  // asking marks it used again
+  clock.now += channel_table::ended_run_kept;
+  table.expire();
+  EXPECT_FALSE(table.find_auth(id, ended));
+  EXPECT_TRUE(table.auth_running(id));
+  ASSERT_EQ(table.check(id, "echo", route.get()), route_check::ok);
+  clock.now += long_ttl - 2 * channel_table::ended_run_kept;  // ttl - 1ms since the run began
+  table.expire();
+  ASSERT_EQ(table.check(id, "echo", route.get()), route_check::ok);
+  EXPECT_TRUE(table.auth_running(id));
+  clock.now += 1ms;
+  table.expire();
+  EXPECT_FALSE(table.auth_running(id));  // abandoned: nobody asked about it for the ttl
+  EXPECT_FALSE(table.find_auth(id, running));
+}
+
 TEST_F(ChannelTable, RunsOfAnExpiredChannelAreDropped) {
   auto id = open_new();
   auto run = table.begin_auth(id, "f");

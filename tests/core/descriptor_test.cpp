@@ -32,7 +32,9 @@ const char* const manifest_json = R"json({
     ],
     "security": {"trust_level": "local"}
   },
-  "tool_options": {"sample_send": {"side_effect": true}}
+  "tool_options": {"sample_send": {"side_effect": true}},
+  "capability": {"adapter_id": "sample", "adapter_version": "1.2.3", "supported_targets": ["sample"],
+                 "supported_features": ["text"]}
 })json";
 
 const char* const build_json =
@@ -93,8 +95,8 @@ TEST(BuildDescriptor, CreatedChannel) {
   EXPECT_EQ(d.at("schema"), "xagent.connection/v2");
   const auto& conn = d.at("connection").as_object();
   EXPECT_EQ(conn.at("connector_card_id"), "im.sample_bot");
-  EXPECT_EQ(conn.at("connector_id"), c.owner);
-  EXPECT_EQ(conn.at("connector_channel_id"), c.id);
+  EXPECT_EQ(conn.at("connector_id"), json::value(c.owner));
+  EXPECT_EQ(conn.at("connector_channel_id"), json::value(c.id));
   EXPECT_EQ(conn.at("target_type"), "im");
   EXPECT_EQ(conn.at("profiles"), (json::array{"xagent.im.v2"}));
   EXPECT_EQ(conn.at("status"), "created");
@@ -349,6 +351,8 @@ TEST(DescriptorViolation, Target) {
   expect_violation([](auto& d) { target(d)["account_id"] = "12345"; }, "display-level");
   expect_violation([](auto& d) { target(d)["account_hint"] = json::object{}; }, "string");
   expect_violation([](auto& d) { target(d)["display_name"] = 5; }, "string");
+  expect_violation([](auto& d) { target(d).erase("display_name"); }, "display_name");
+  expect_violation([](auto& d) { target(d)["display_name"] = ""; }, "display_name");
 }
 
 TEST(DescriptorViolation, Tools) {
@@ -362,6 +366,17 @@ TEST(DescriptorViolation, Tools) {
             json::object{{"tool_id", "not_in_card"}, {"status", "available"}, {"target_permission_state", "granted"}});
       },
       "not in the card");
+  auto first = [](json::object& d) -> json::object& { return d["tools"].as_array().front().as_object(); };
+  expect_violation([&](auto& d) { first(d).erase("status"); }, "status");
+  expect_violation([&](auto& d) { first(d)["status"] = "online"; }, "status");
+  expect_violation([&](auto& d) { first(d)["status"] = 1; }, "status");
+  expect_violation([&](auto& d) { first(d)["target_permission_state"] = "maybe"; }, "target_permission_state");
+  expect_violation([&](auto& d) { first(d)["target_permission_state"] = nullptr; }, "target_permission_state");
+  {
+    auto d = good_descriptor();
+    first(d).erase("target_permission_state");  // optional in the spec
+    EXPECT_EQ(descriptor_violation(d, sample(), channel_id), "");
+  }
   // Tools are optional in the descriptor.
   auto d = good_descriptor();
   d.erase("tools");

@@ -63,7 +63,13 @@ std::string schema_violations(const std::string& schema_name, const std::vector<
   while (auto n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   int rc = pclose(p);
   if (rc == 0) return "";
-  return out.empty() ? "schema checker failed" : out;
+  // Name the offending documents by their text, not by a temp path that is gone.
+  std::string report = out.empty() ? "schema checker failed" : out;
+  for (std::size_t i = 0; i < json_texts.size(); ++i) {
+    auto name = "doc" + std::to_string(i) + ".json:";
+    if (out.find(name) != std::string::npos) report += "\n" + name + " " + json_texts[i].substr(0, 600);
+  }
+  return report;
 }
 
 }  // namespace xconn::test
