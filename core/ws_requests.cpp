@@ -119,6 +119,7 @@ void ws_session::on_auth_start(const packet_view& p, const channel& c, const jso
   auto run_id = ctx_.channels.begin_auth(c.id, *flow_id);
   (*ack.payload)["auth_session_id"] = run_id;
   std::string input_json = input ? json::serialize(*input) : "{}";
+  ++in_flight_;
   connector_->call_async(
       "auth",
       [channel_id = c.id, flow = std::string(*flow_id), run_id, input_json = std::move(input_json)](
@@ -140,7 +141,7 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   auto failed = [&](std::string code) {
     payload["status"] = "failed";
     ctx_.channels.end_auth(run_id, auth_run_state::failed, code);
-    deliver(encode_packet(ack));
+    deliver_answer(encode_packet(ack));
   };
   if (!r.ok) {
     if (for_status && r.code == "auth_session_not_found" && !r.thrown) {
@@ -148,7 +149,7 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
       ack.payload.reset();
       ack.error_code = r.code;
       ack.error_message = "the connector no longer knows that auth session";
-      return deliver(encode_packet(ack));
+      return deliver_answer(encode_packet(ack));
     }
     set_call_error(ack, r, "auth");
     if (mentions_secret(ack.error_message, secrets)) ack.error_message = "the credentials were not accepted";
@@ -172,7 +173,7 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
     ack.error_message = "the connector reports the sign-in failed";
     return failed(ack.error_code);
   }
-  if (answer->status != "authenticated") return deliver(encode_packet(ack));
+  if (answer->status != "authenticated") return deliver_answer(encode_packet(ack));
 
   ctx_.channels.end_auth(run_id, auth_run_state::authenticated);
   ctx_.channels.authenticate(
@@ -192,11 +193,11 @@ bool ws_session::deliver_with_descriptor(outgoing_packet ack, const std::optiona
     ack.payload.reset();
     ack.error_code = c ? "internal_error" : "connection_not_found";
     ack.error_message = c ? "the connector could not record the channel's new state" : "the channel is gone";
-    deliver(encode_packet(ack));
+    deliver_answer(encode_packet(ack));
     return false;
   }
   (*ack.payload)["connection_descriptor"] = std::move(*d);
-  deliver(encode_packet(ack));
+  deliver_answer(encode_packet(ack));
   return true;
 }
 
@@ -236,6 +237,7 @@ void ws_session::on_auth_status(const packet_view& p, const channel& c, const js
       return send(encode_packet(ack));
     case auth_run_state::running: break;
   }
+  ++in_flight_;
   connector_->call_async(
       "auth",
       [channel_id = c.id, flow = run->flow_id, id = run->id, refresh](const xconn_plugin_api& api, void* instance,
@@ -275,6 +277,7 @@ void ws_session::on_auth_cancel(const packet_view& p, const channel& c, const js
   out["status"] = "canceled";
   out["auth_status"] = auth_status_of(c);
   out["message"] = "Authentication canceled";
+  ++in_flight_;
   connector_->call_async(
       "auth",
       [channel_id = c.id, flow = run->flow_id, id = run->id](const xconn_plugin_api& api, void* instance,
@@ -286,13 +289,14 @@ void ws_session::on_auth_cancel(const packet_view& p, const channel& c, const js
       [self = shared_from_this(), ack = std::move(ack)](call_result r) mutable {
         // The run is over for xAgent whatever the plugin says; its trouble is for the log.
         if (!r.ok) spdlog::warn("[plugin {}] auth cancel: {}", self->connector_->id(), r.code);
-        self->deliver(encode_packet(ack));
+        self->deliver_answer(encode_packet(ack));
       });
 }
 
 void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
   auto ack = reply_to(p, "auth.logout.ack");
   ack.payload = json::object{{"connector_channel_id", c.id}};
+  ++in_flight_;
   connector_->call_async(
       "auth",
       [channel_id = c.id](const xconn_plugin_api& api, void* instance, xconn_call* call) {
@@ -303,7 +307,7 @@ void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
         if (!r.ok) {
           // The target login may still stand: keep the host's view as it is and say why.
           set_call_error(ack, r, "auth");
-          return self->deliver(encode_packet(ack));
+          return self->deliver_answer(encode_packet(ack));
         }
         (*ack.payload)["status"] = "ok";
         self->ctx_.channels.logout(channel_id, [self, ack = std::move(ack)](std::optional<channel> c,
@@ -381,8 +385,9 @@ void ws_session::on_tool_invoke(const packet_view& p, const channel& c, const js
       ack.error_code = std::move(o.code);
       ack.error_message = std::move(o.message);
     }
-    self->deliver(encode_packet(ack));
+    self->deliver_answer(encode_packet(ack));
   };
+  ++in_flight_;
   if (tool->second.side_effect && !idempotency_key.empty()) {
     ctx_.channels.calls().run_once(tool_calls::key_for(connector_->id(), c.id, idempotency_key), std::move(run),
                                    std::move(answer));

@@ -72,7 +72,12 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
     keep_reading = handle_frame(frame);
   }
   buffer_.consume(buffer_.size());
-  if (keep_reading) do_read();
+  if (!keep_reading) return;
+  if (in_flight_ >= max_in_flight) {
+    read_paused_ = true;  // deliver_answer resumes
+    return;
+  }
+  do_read();
 }
 
 bool ws_session::handle_frame(std::string_view frame) {
@@ -165,6 +170,17 @@ void ws_session::send_error(const packet_view* request, std::string_view code, s
 void ws_session::deliver(std::string text) {
   boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
     self->send(std::move(text));
+  });
+}
+
+void ws_session::deliver_answer(std::string text) {
+  boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
+    self->send(std::move(text));
+    --self->in_flight_;
+    if (self->read_paused_ && self->in_flight_ < max_in_flight) {
+      self->read_paused_ = false;
+      self->do_read();
+    }
   });
 }
 

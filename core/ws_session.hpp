@@ -24,6 +24,9 @@ inline constexpr std::string_view data_plane_subprotocol = "xagent.connector.pac
 
 class ws_session : public std::enable_shared_from_this<ws_session>, public channel_route {
  public:
+  // Requests handed to the plugin and not yet answered, per socket; past it the socket is not read.
+  static constexpr int max_in_flight = 1024;
+
   ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn);
   ~ws_session();
 
@@ -50,6 +53,9 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void send_error(const packet_view* request, std::string_view code, std::string_view message);
   void send(std::string text);     // on the session's strand
   void deliver(std::string text);  // from any thread
+  // The answer to a request that went to the plugin (each exactly once); from any thread. Reading pauses
+  // while max_in_flight such requests wait, so a flood waits in the client's socket, not in our memory.
+  void deliver_answer(std::string text);
 
   // User-level packets after the hello (ws_requests.cpp). Each answer is built from copies: the packet's
   // views die with the next frame, and most answers come later from the plugin pool or the store.
@@ -86,6 +92,8 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   bool closing_ = false;
   bool ping_in_flight_ = false;
   bool hello_done_ = false;
+  int in_flight_ = 0;         // requests handed to the plugin and not yet answered
+  bool read_paused_ = false;  // at max_in_flight
   std::string connector_id_;
   std::vector<std::string> profiles_;
   boost::asio::steady_timer heartbeat_;

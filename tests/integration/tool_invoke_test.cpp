@@ -1,6 +1,7 @@
 // tool.invoke on the real server with echo's tools: routing by the envelope only, the checks before the plugin
 // runs, business errors, timeouts, acks out of order, many in flight, idempotency of side-effect tools
 // (spec §8.18-8.19, §10; protocol.md §3; docs/protocol.md "Tools").
+#include "core/ws_session.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
@@ -172,6 +173,28 @@ TEST_F(tool_invoke, three_hundred_invocations_in_flight_on_one_socket) {
   EXPECT_EQ(matched, count);
   std::cout << "[ rate     ] " << matched << " echo_reverse invocations on one socket in " << seconds << " s: "
             << static_cast<int>(matched / seconds) << " invocations/s" << std::endl;
+}
+
+TEST_F(tool_invoke, past_the_in_flight_cap_reading_pauses_and_nothing_is_lost) {
+  // More slow calls than a socket may have waiting: the server stops reading until answers free room.
+  const int count = ws_session::max_in_flight + 100;
+  std::vector<json::object> sent;
+  for (int i = 0; i < count; ++i)
+    sent.push_back(c->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 300}}}}, channel));
+  auto until = steady::now() + 30s;
+  int answered = 0;
+  for (const auto& request : sent) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - steady::now());
+    if (left.count() <= 0) break;
+    auto ack = c->answer(request, left);
+    if (!ack) break;
+    auto result = expect_result(ack, "echo_sleep");
+    if (auto* slept = result.if_contains("slept_ms"); slept && *slept == 300) ++answered;
+  }
+  EXPECT_EQ(answered, count);
+  auto pong = c->request("ping");  // still reading
+  ASSERT_TRUE(pong);
+  EXPECT_EQ(pong->at("type"), "pong");
 }
 
 TEST_F(tool_invoke, a_side_effect_tool_is_idempotent_by_tool_call_id_and_idempotency_key) {
