@@ -31,6 +31,10 @@ class tool_calls {
   using run_fn = std::function<void(std::function<void(tool_outcome, bool keep)> finish)>;
 
   tool_calls(store& db, std::chrono::seconds window) : db_(db), window_(window) {}
+  // Waits for the commits whose completions still refer to this object. Not from the store's writer thread.
+  ~tool_calls() { db_.flush(); }
+  tool_calls(const tool_calls&) = delete;
+  tool_calls& operator=(const tool_calls&) = delete;
 
   static std::string key_for(std::string_view plugin_id, std::string_view channel_id, std::string_view key);
 
