@@ -71,6 +71,9 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   // Sends ack with c's descriptor once c's new state is durable; an error instead when it could not be
   // recorded (ec) or the channel is gone. Returns whether the ack went out. Any thread.
   bool deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec);
+  // One auth call into the plugin on the channel's strand, limited by tools.timeout_s; counts as in flight
+  // until its answer goes out through deliver_answer.
+  void call_auth(const std::string& channel_id, connector::plugin_fn fn, std::function<void(call_result)> done);
   // Turns a plugin's auth answer into the ack; records the run's end and the login.
   void finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets, call_result r,
                    bool for_status);
