@@ -67,6 +67,7 @@ void channel_service::sweep() {
     for (const auto& id : dropped) strands_.erase(id);
   }
   if (!dropped.empty()) spdlog::debug("{} temporary channels expired", dropped.size());
+  if (!dropped.empty() && dropped_) dropped_(dropped);
   calls_.sweep();
 }
 
@@ -187,6 +188,13 @@ void channel_service::push_descriptor(const connector& conn, std::string_view ch
 std::pair<std::size_t, std::size_t> channel_service::counts(std::string_view plugin_id) {
   std::lock_guard lock(mutex_);
   return table_.counts(plugin_id);
+}
+
+std::optional<channel_service::route_info> channel_service::route_of(std::string_view channel_id) {
+  std::lock_guard lock(mutex_);
+  const auto* c = table_.find(channel_id);
+  if (!c) return std::nullopt;
+  return route_info{c->plugin_id, c->route.lock()};
 }
 
 connector::strand channel_service::strand_for(connector& conn, std::string_view channel_id) {

@@ -63,6 +63,16 @@ class channel_service {
   std::string tool_status(const connector& conn, const channel& c, const std::vector<std::string>& profiles,
                           std::string_view tool_id);
 
+  // Where a channel's pushes go now: its plugin and its route (null when no socket has it open); nullopt when
+  // there is no such channel.
+  struct route_info {
+    std::string plugin_id;
+    std::shared_ptr<channel_route> route;
+  };
+  std::optional<route_info> route_of(std::string_view channel_id);
+  // Told of channels that ended (temporary ones dropped by the sweep), outside the lock. Set before start.
+  void on_dropped(std::function<void(const std::vector<std::string>&)> listener) { dropped_ = std::move(listener); }
+
   // Calls into the plugin for one channel run one at a time on this strand.
   connector::strand strand_for(connector& conn, std::string_view channel_id);
   tool_calls& calls() { return calls_; }
@@ -85,6 +95,7 @@ class channel_service {
   tool_calls calls_;
   boost::asio::steady_timer sweep_timer_;
   bool stopped_ = false;
+  std::function<void(const std::vector<std::string>&)> dropped_;
 };
 
 }  // namespace xconn

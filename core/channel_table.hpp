@@ -22,6 +22,8 @@ class channel_route {
  public:
   virtual ~channel_route() = default;
   virtual void push(std::string packet) = 0;  // thread-safe
+  // Thread-safe; written(true) once the frame is on the socket, written(false) if the socket goes first.
+  virtual void push(std::string packet, std::function<void(bool written)> written) = 0;
   virtual const std::vector<std::string>& profiles() const = 0;
   virtual const std::string& connector_id() const = 0;
 };

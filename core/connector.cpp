@@ -103,6 +103,7 @@ connector::connector(std::shared_ptr<plugin_library> library, const connector_se
   host_api_.xconn_host_log = &connector::on_host_log;
   host_api_.xconn_host_report_health = &connector::on_host_report_health;
   host_api_.xconn_host_complete = &connector::on_host_complete;
+  host_api_.xconn_host_emit = &connector::on_host_emit;
   health_.last_seen_at = unix_ms();
 }
 
@@ -210,6 +211,28 @@ void connector::on_host_complete(xconn_call* call, xconn_status status, xconn_st
     if (state->timer) state->timer->cancel();
     state->finish(std::move(result));
   });
+}
+
+void connector::on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done,
+                             void* user) {
+  auto* self = static_cast<connector*>(ctx);
+  auto str = [](xconn_str s) { return std::string(s.data ? s.data : "", s.size); };
+  // The plugin's callback is plugin code: it runs on the plugin pool, never on the store's writer or an I/O
+  // thread, and the connector (so the library) stays loaded until it has run.
+  auto answer = [self = self->shared_from_this(), done, user](emit_outcome o) {
+    boost::asio::post(self->pool_, [self, done, user, o = std::move(o)] {
+      xconn_emit_result r{sizeof(xconn_emit_result),
+                          o.ok ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
+                          {o.message_id.data(), o.message_id.size()},
+                          o.duplicate ? 1 : 0,
+                          {o.code.data(), o.code.size()},
+                          {o.message.data(), o.message.size()}};
+      done(user, &r);
+    });
+  };
+  if (!self->emit_handler_) return answer({false, "", false, "emit_unavailable", "this host takes no messages"});
+  self->touch();
+  self->emit_handler_(*self, str(channel_id), str(message_json), std::move(answer));
 }
 
 void connector::on_host_log(void* ctx, xconn_log_level level, xconn_str text) {

@@ -34,6 +34,15 @@ struct call_result {
   bool timed_out = false;
 };
 
+// The host's answer to one plugin emit (plugin.h xconn_emit_result).
+struct emit_outcome {
+  bool ok = false;
+  std::string message_id;
+  bool duplicate = false;
+  std::string code;
+  std::string message;
+};
+
 enum class health_state { healthy, degraded, down };
 std::string_view to_string(health_state h);
 
@@ -74,6 +83,12 @@ class connector : public std::enable_shared_from_this<connector> {
   // Health changes, for descriptor pushes. Set before start; runs on whichever thread reported the change.
   void on_health_change(std::function<void(health_state)> listener) { health_listener_ = std::move(listener); }
 
+  // Where the plugin's emits go (the inbound queue). Set before start. The handler runs on the plugin's
+  // thread and answers done exactly once, on any thread; the plugin's callback then runs on the plugin pool.
+  using emit_handler = std::function<void(connector& from, std::string channel_id, std::string message_json,
+                                          std::function<void(emit_outcome)> done)>;
+  void on_emit(emit_handler handler) { emit_handler_ = std::move(handler); }
+
   const plugin_manifest& manifest() const { return library_->manifest; }
   const std::string& id() const { return library_->manifest.id; }
   std::uint64_t generation() const { return generation_; }
@@ -86,6 +101,7 @@ class connector : public std::enable_shared_from_this<connector> {
   static void on_host_log(void* ctx, xconn_log_level level, xconn_str text);
   static void on_host_report_health(void* ctx, xconn_health health, xconn_str code);
   static void on_host_complete(xconn_call* call, xconn_status status, xconn_str json);
+  static void on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done, void* user);
   void touch();  // the plugin showed a sign of life
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);
 
@@ -100,6 +116,7 @@ class connector : public std::enable_shared_from_this<connector> {
   mutable std::mutex health_mutex_;
   health_snapshot health_;
   std::function<void(health_state)> health_listener_;
+  emit_handler emit_handler_;
 };
 
 }  // namespace xconn

@@ -35,6 +35,9 @@ class connector_registry {
     health_listener_ = std::move(listener);
   }
 
+  // Where every plugin's emits go. Set before load_all.
+  void set_emit_handler(connector::emit_handler handler) { emit_handler_ = std::move(handler); }
+
   // Loads, validates, creates and starts every candidate in plugins.dir (blocking; at start-up).
   void load_all();
   // Stops every plugin within its limit and drops them (blocking; at shutdown).
@@ -55,6 +58,7 @@ class connector_registry {
   std::vector<refused_plugin> refused_;
   std::uint64_t next_generation_ = 1;
   std::function<void(const std::string&, health_state)> health_listener_;
+  connector::emit_handler emit_handler_;
 };
 
 }  // namespace xconn

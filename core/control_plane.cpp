@@ -2,6 +2,9 @@
 
 #include "core/channel_service.hpp"
 #include "core/connector_card.hpp"
+#include "core/inbound_service.hpp"
+#include "core/metrics.hpp"
+#include "core/outbound_service.hpp"
 
 #include <boost/json.hpp>
 
@@ -55,7 +58,9 @@ http_response health(server_context& ctx, const connector& c, const http_request
                      {{"health", to_string(h.health)},
                       {"last_error_code", h.last_error_code},
                       {"last_seen_at", h.last_seen_at}}},
-                    {"channels", {{"open", open}, {"authenticated", authenticated}}}};
+                    {"channels", {{"open", open}, {"authenticated", authenticated}}},
+                    {"inbound", inbound_health(ctx.inbound.stats(c.id()))},
+                    {"outbound", outbound_health(ctx.outbound.stats(c.id()))}};
   auto code = h.health == health_state::down ? http::status::service_unavailable : http::status::ok;
   return json_response(req, code, json::serialize(body));
 }
@@ -70,6 +75,18 @@ bool authorized(const server_context& ctx, const http_request& req) {
 http_response handle_control_request(server_context& ctx, const http_request& req) {
   std::string_view target = req.target();
   std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/metrics") {
+    if (!authorized(ctx, req)) return unauthorized(req);
+    if (req.method() != http::verb::get)
+      return error_response(req, http::status::method_not_allowed, "method_not_allowed", "use GET");
+    http_response res{http::status::ok, req.version()};
+    res.set(http::field::server, "xconn");
+    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    res.keep_alive(req.keep_alive());
+    res.body() = render_metrics(ctx);
+    res.prepare_payload();
+    return res;
+  }
   if (path == "/connectors" || path == "/connectors/") {
     if (!authorized(ctx, req)) return unauthorized(req);
     if (req.method() != http::verb::get) return error_response(req, http::status::method_not_allowed,

@@ -1,6 +1,7 @@
 #include "core/http_session.hpp"
 
 #include "core/control_plane.hpp"
+#include "core/plugin_routes.hpp"
 #include "core/ws_session.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -63,7 +64,12 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
     res.keep_alive(false);
     return reply(std::move(res));
   }
-  reply(handle_control_request(ctx_, req));
+  bool taken = serve_plugin_route(ctx_, req, [self = shared_from_this()](http_response res) {
+    // The plugin answers on an I/O thread of its own choosing: write from this connection's strand.
+    boost::asio::dispatch(self->stream_.get_executor(),
+                          [self, res = std::move(res)]() mutable { self->reply(std::move(res)); });
+  });
+  if (!taken) reply(handle_control_request(ctx_, req));
 }
 
 void http_session::upgrade(http_request req) {

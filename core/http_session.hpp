@@ -15,7 +15,8 @@ namespace xconn {
 
 class http_session : public std::enable_shared_from_this<http_session> {
  public:
-  static constexpr std::size_t body_limit = 64 * 1024;  // control-plane requests carry no large body
+  // Control-plane requests carry no large body; plugin routes (webhooks, echo's /inject) at most one message.
+  static constexpr std::size_t body_limit = 1024 * 1024;
   static constexpr std::chrono::seconds read_timeout{30};
 
   http_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx);

@@ -120,7 +120,8 @@ boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_v
   if (!build) return manifest_failed(build.error());
   for (const auto& kv : *doc)
     if (kv.key() != "id" && kv.key() != "card" && kv.key() != "tool_options" && kv.key() != "skill" &&
-        kv.key() != "system_prompt" && kv.key() != "chat" && kv.key() != "capability")
+        kv.key() != "system_prompt" && kv.key() != "chat" && kv.key() != "capability" && kv.key() != "delivery" &&
+        kv.key() != "http_routes")
       return manifest_failed(std::string(kv.key()) + ": unknown field");
   if (!build->contains("build_time") || !build->at("build_time").is_string())
     return manifest_failed(std::string("build.build_time: required"));
@@ -189,7 +190,62 @@ boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_v
       if (!e.is_string()) return manifest_failed("capability." + std::string(key) + ": must be an array of strings");
   }
   m.capability.erase("health");  // live, added by the host when served
+
+  if (auto* v = doc->if_contains("delivery")) {
+    if (!v->is_object()) return manifest_failed(std::string("delivery: must be an object"));
+    for (const auto& kv : v->as_object()) {
+      bool* flag = kv.key() == "can_edit"    ? &m.delivery.can_edit
+                   : kv.key() == "typing"    ? &m.delivery.typing
+                   : kv.key() == "can_split" ? &m.delivery.can_split
+                                             : nullptr;
+      if (!flag) return manifest_failed("delivery." + std::string(kv.key()) + ": unknown field");
+      if (!kv.value().is_bool()) return manifest_failed("delivery." + std::string(kv.key()) + ": must be a boolean");
+      *flag = kv.value().as_bool();
+    }
+  }
+  if (auto* v = doc->if_contains("http_routes")) {
+    static const std::regex route_path("^(/[a-z0-9_-]{1,64}){1,8}$");
+    if (!v->is_array() || v->as_array().size() > 32) return manifest_failed(std::string("http_routes: at most 32 routes"));
+    for (const auto& r : v->as_array()) {
+      auto at = "http_routes[" + std::to_string(m.http_routes.size()) + "]";
+      if (!r.is_object()) return manifest_failed(at + ": must be an object");
+      http_route route;
+      for (const auto& kv : r.as_object()) {
+        if (kv.key() == "path" && kv.value().is_string()) {
+          route.path = kv.value().as_string();
+        } else if (kv.key() == "method" && kv.value().is_string()) {
+          route.method = kv.value().as_string();
+        } else if (kv.key() == "public" && kv.value().is_bool()) {
+          route.is_public = kv.value().as_bool();
+        } else {
+          return manifest_failed(at + "." + std::string(kv.key()) + ": path (string), method (string) or public (bool)");
+        }
+      }
+      if (!std::regex_match(route.path, route_path)) return manifest_failed(at + ".path: /segments of a-z 0-9 _ -");
+      // The spec's own endpoints stay the host's.
+      for (std::string_view reserved : {"/connector-card.json", "/skill.md", "/capability.json", "/health", "/ws",
+                                        "/files", "/events", "/reload", "/metrics"})
+        if (route.path == reserved || route.path.starts_with(std::string(reserved) + "/"))
+          return manifest_failed(at + ".path: " + std::string(reserved) + " belongs to the host");
+      if (route.method != "GET" && route.method != "POST" && route.method != "PUT" && route.method != "DELETE")
+        return manifest_failed(at + ".method: GET, POST, PUT or DELETE");
+      if (m.find_route(route.method, route.path)) return manifest_failed(at + ": declared twice");
+      m.http_routes.push_back(std::move(route));
+    }
+  }
   return m;
+}
+
+const http_route* plugin_manifest::find_route(std::string_view method, std::string_view path) const {
+  for (const auto& r : http_routes)
+    if (r.method == method && r.path == path) return &r;
+  return nullptr;
+}
+
+bool plugin_manifest::has_route_path(std::string_view path) const {
+  for (const auto& r : http_routes)
+    if (r.path == path) return true;
+  return false;
 }
 
 }  // namespace xconn

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace xconn {
 
@@ -23,6 +24,20 @@ struct tool_options {
   int timeout_ms = 0;  // 0: the host's tools.timeout_s
 };
 
+// How the plugin's target shows assistant output (plugin.h on_update / on_activity).
+struct delivery_flags {
+  bool can_edit = false;   // streams deltas into one target message
+  bool typing = false;     // shows chat.activity as typing
+  bool can_split = false;  // sends a final longer than chat.max_length in parts itself
+};
+
+// A route under the connector's base path for targets that call in (webhooks) or admin helpers.
+struct http_route {
+  std::string path;    // "/inject": starts with '/', then [a-z0-9_/-]
+  std::string method;  // "GET", "POST", "PUT" or "DELETE"
+  bool is_public = false;  // public: no API key; the plugin authenticates callers itself
+};
+
 struct plugin_manifest {
   std::string id;                        // plugin id: [a-z0-9-]{1,32}
   std::string card_id;                   // connector_card_id
@@ -34,6 +49,12 @@ struct plugin_manifest {
   std::string system_prompt;
   std::optional<chat_limits> chat;
   boost::json::object capability;        // AIOS capability without `health` (the host adds it live)
+  delivery_flags delivery;
+  std::vector<http_route> http_routes;
+
+  // The declared route for method and path, or null.
+  const http_route* find_route(std::string_view method, std::string_view path) const;
+  bool has_route_path(std::string_view path) const;
 };
 
 bool valid_plugin_id(std::string_view id);

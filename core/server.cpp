@@ -5,6 +5,8 @@
 #include "core/connector_ids.hpp"
 #include "core/connector_registry.hpp"
 #include "core/http_listener.hpp"
+#include "core/inbound_service.hpp"
+#include "core/outbound_service.hpp"
 #include "core/server_context.hpp"
 #include "core/store.hpp"
 #include "core/ws_session.hpp"
@@ -30,6 +32,8 @@ struct server::impl {
   std::unique_ptr<connector_registry> connectors;
   std::unique_ptr<connector_ids> ids;
   std::unique_ptr<channel_service> channels;
+  std::unique_ptr<inbound_service> inbound;
+  std::unique_ptr<outbound_service> outbound;
   std::unique_ptr<server_context> ctx;
   std::shared_ptr<http_listener> listener;
   std::vector<std::thread> threads;
@@ -64,6 +68,8 @@ server::~server() {
   // Sockets and pending handlers go before the io_context they belong to, and before the context
   // (sessions unregister from it when they die).
   impl_->listener.reset();
+  impl_->outbound.reset();
+  impl_->inbound.reset();   // its tick timer belongs to the io_context
   impl_->channels.reset();  // its sweep timer belongs to the io_context
   impl_->io.reset();
 }
@@ -75,7 +81,8 @@ std::string server::start() {
   opts.path = cfg.store.path;
   opts.map_size_bytes = cfg.store.map_size_bytes;
   opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv", std::string(channel_service::database),
-                    std::string(tool_calls::database)};
+                    std::string(tool_calls::database), std::string(inbound_service::messages_db),
+                    std::string(inbound_service::ids_db), std::string(outbound_service::completed_db)};
   auto db = store::open(opts);
   if (!db) return "store: " + db.error();
   s.db = std::move(*db);
@@ -91,9 +98,21 @@ std::string server::start() {
   s.connectors = std::make_unique<connector_registry>(s.cfg, *s.io, *s.pool);
   s.ids = std::make_unique<connector_ids>(*s.db);
   s.channels = std::make_unique<channel_service>(*s.db, s.cfg, *s.connectors, *s.io);
+  s.inbound = std::make_unique<inbound_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.io);
+  s.outbound = std::make_unique<outbound_service>(*s.db, s.cfg, *s.channels, *s.inbound);
   s.connectors->set_health_listener(
       [channels = s.channels.get()](const std::string& plugin_id, health_state) { channels->on_health_change(plugin_id); });
-  s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, {}, {}, {}});
+  s.connectors->set_emit_handler([inbound = s.inbound.get()](connector& from, std::string channel_id, std::string json,
+                                                             std::function<void(emit_outcome)> done) {
+    inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
+  });
+  s.channels->on_dropped([inbound = s.inbound.get(), outbound = s.outbound.get()](const std::vector<std::string>& ids) {
+    inbound->drop_channels(ids);
+    outbound->drop_channels(ids);
+  });
+  s.inbound->on_tick([outbound = s.outbound.get(), connectors = s.connectors.get()] { outbound->tick(*connectors); });
+  s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, *s.inbound, *s.outbound,
+                                 {}, {}, {}, {}});
 
   auto endpoint = parse_listen(*s.io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
@@ -108,14 +127,17 @@ std::string server::start() {
   s.ctx->public_base_url = s.base_url;
 
   auto restored = s.channels->load();
+  auto waiting = s.inbound->load();
+  s.outbound->load();
   s.connectors->load_all();
   s.channels->start();
+  s.inbound->start();
   s.listener->run();
   int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
   s.running = true;
-  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored)", host, s.port, n,
-               s.connectors->all().size(), restored);
+  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored, {} inbound messages waiting)",
+               host, s.port, n, s.connectors->all().size(), restored, waiting);
   for (const auto& c : s.connectors->all())
     spdlog::info("connector base URL: {}/connectors/{}", s.base_url, c->id());
   return {};
@@ -136,6 +158,7 @@ void server::stop() {
   while (s.ctx->sessions.size() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   s.channels->stop();
+  s.inbound->stop();
   s.connectors->stop_all();
   s.db->flush();
   s.work.reset();

@@ -18,6 +18,8 @@ namespace xconn {
 
 class ws_session;
 class channel_service;
+class inbound_service;
+class outbound_service;
 
 // The open data-plane sockets, so shutdown can close each with 1001.
 class ws_session_set {
@@ -39,9 +41,12 @@ struct server_context {
   connector_registry& connectors;
   connector_ids& ids;
   channel_service& channels;
+  inbound_service& inbound;
+  outbound_service& outbound;
   std::string public_base_url;  // no trailing slash
   ws_session_set sessions;
   std::atomic<bool> stopping{false};
+  std::atomic<std::uint64_t> profile_dropped{0};  // packets of a profile their socket did not negotiate
 };
 
 }  // namespace xconn

@@ -5,7 +5,9 @@
 #include "core/auth_flow.hpp"
 #include "core/channel_service.hpp"
 #include "core/descriptor.hpp"
+#include "core/inbound_service.hpp"
 #include "core/log.hpp"
+#include "core/packet_payload.hpp"
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
@@ -14,17 +16,6 @@ namespace xconn {
 namespace json = boost::json;
 
 namespace {
-
-json::object payload_of(const packet_view& p) {
-  if (!p.payload) return {};
-  return json::parse(*p.payload).as_object();  // the decoder checked it is an object
-}
-
-// A string member, or nullptr when absent or of another type.
-const json::string* string_member(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v ? v->if_string() : nullptr;
-}
 
 std::string auth_status_of(const channel& c) { return c.authenticated ? "authenticated" : "unauthenticated"; }
 
@@ -47,6 +38,7 @@ void set_call_error(outgoing_packet& out, const call_result& r, std::string_view
 
 void ws_session::handle_request(const packet_view& p) {
   if (p.type == "channel.open") return on_channel_open(p);
+  if (p.type.starts_with("chat.")) return handle_chat(p);
   static constexpr std::string_view channel_types[] = {"channel.close", "connection.descriptor.get", "auth.start",
                                                        "auth.status", "auth.cancel", "auth.logout", "tool.invoke"};
   if (std::find(std::begin(channel_types), std::end(channel_types), p.type) == std::end(channel_types))
@@ -85,6 +77,7 @@ void ws_session::on_channel_open(const packet_view& p) {
   ack.connector_channel_id = c.id;
   ack.payload = json::object{{"connector_channel_id", c.id}, {"connection_descriptor", std::move(*d)}};
   send(encode_packet(ack));
+  ctx_.inbound.wake(c.id);  // messages that waited for a route go now, after the ack
 }
 
 void ws_session::on_channel_close(const packet_view& p, const channel& c) {

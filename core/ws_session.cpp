@@ -16,7 +16,24 @@ namespace json = boost::json;
 ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn)
     : ws_(std::move(socket)), ctx_(ctx), connector_(std::move(conn)), heartbeat_(ws_.get_executor()) {}
 
-ws_session::~ws_session() { ctx_.sessions.remove(this); }
+ws_session::~ws_session() {
+  ctx_.sessions.remove(this);
+  drop_outbox();
+}
+
+void ws_session::push(std::string packet, std::function<void(bool written)> written) {
+  boost::asio::post(ws_.get_executor(),
+                    [self = shared_from_this(), packet = std::move(packet), written = std::move(written)]() mutable {
+                      self->send(std::move(packet), std::move(written));
+                    });
+}
+
+void ws_session::drop_outbox() {
+  auto frames = std::move(outbox_);
+  outbox_.clear();
+  for (auto& f : frames)
+    if (f.written) f.written(false);
+}
 
 void ws_session::run(http_request req, bool select_subprotocol) {
   ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), websocket::stream_base::none(), false});
@@ -184,9 +201,12 @@ void ws_session::deliver_answer(std::string text) {
   });
 }
 
-void ws_session::send(std::string text) {
-  if (closing_ || close_code_) return;
-  outbox_.push_back(std::move(text));
+void ws_session::send(std::string text, std::function<void(bool)> written) {
+  if (closing_ || close_code_) {
+    if (written) written(false);
+    return;
+  }
+  outbox_.push_back({std::move(text), std::move(written)});
   if (!writing_) do_write();
 }
 
@@ -203,15 +223,17 @@ void ws_session::do_write() {
     return;
   }
   writing_ = true;
-  ws_.async_write(boost::asio::buffer(outbox_.front()),
+  ws_.async_write(boost::asio::buffer(outbox_.front().text),
                   beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
 }
 
 void ws_session::on_write(beast::error_code ec, std::size_t) {
+  auto frame = std::move(outbox_.front());
   outbox_.pop_front();
+  if (frame.written) frame.written(!ec);
   if (ec) {
     writing_ = false;
-    outbox_.clear();
+    drop_outbox();
     return;
   }
   do_write();

@@ -38,6 +38,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
 
   // channel_route: pushes from any thread; the hello's outcome, fixed before any channel is opened.
   void push(std::string packet) override { deliver(std::move(packet)); }
+  void push(std::string packet, std::function<void(bool written)> written) override;
   const std::vector<std::string>& profiles() const override { return profiles_; }
   const std::string& connector_id() const override { return connector_id_; }
 
@@ -51,7 +52,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   bool handle_frame(std::string_view frame);
   void handle_hello(const packet_view& p);
   void send_error(const packet_view* request, std::string_view code, std::string_view message);
-  void send(std::string text);     // on the session's strand
+  void send(std::string text, std::function<void(bool)> written = {});  // on the session's strand
   void deliver(std::string text);  // from any thread
   // The answer to a request that went to the plugin (each exactly once); from any thread. Reading pauses
   // while max_in_flight such requests wait, so a flood waits in the client's socket, not in our memory.
@@ -68,6 +69,12 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void on_auth_cancel(const packet_view& p, const channel& c, const boost::json::object& payload);
   void on_auth_logout(const packet_view& p, const channel& c);
   void on_tool_invoke(const packet_view& p, const channel& c, const boost::json::object& payload);
+  // IM v2 packets (ws_messages.cpp): dropped silently unless this socket negotiated xagent.im.v2.
+  void handle_chat(const packet_view& p);
+  void on_chat_message(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_chat_delta(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_chat_ack(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_chat_activity(const packet_view& p, const channel& c, const boost::json::object& payload);
   // Sends ack with c's descriptor once c's new state is durable; an error instead when it could not be
   // recorded (ec) or the channel is gone. Returns whether the ack went out. Any thread.
   bool deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec);
@@ -89,7 +96,12 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   server_context& ctx_;
   std::shared_ptr<connector> connector_;
   packet_decoder decoder_;
-  std::deque<std::string> outbox_;
+  struct outgoing_frame {
+    std::string text;
+    std::function<void(bool written)> written;  // optional
+  };
+  void drop_outbox();  // tells each waiting frame's sender it was not written
+  std::deque<outgoing_frame> outbox_;
   bool writing_ = false;
   std::optional<boost::beast::websocket::close_code> close_code_;  // close once the outbox drains
   bool closing_ = false;

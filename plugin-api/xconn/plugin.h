@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 0u
+#define XCONN_PLUGIN_API_MINOR 1u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -57,6 +57,22 @@ typedef enum xconn_status {
  * thread, now or later. The host enforces its own time limit; a completion after it is dropped safely. */
 typedef struct xconn_call xconn_call;
 
+/* The answer to one emit. status OK: message_id is the host's id for it and the message is durable in the
+ * host's store (duplicate != 0: its msg_id was already taken and nothing new was stored). status ERROR: code
+ * (invalid_message, channel_not_found, store_failed, ...) and a short message saying why. Strings are valid
+ * during the callback only. */
+typedef struct xconn_emit_result {
+  uint32_t struct_size;
+  xconn_status status;
+  xconn_str message_id;
+  int duplicate;
+  xconn_str code;
+  xconn_str message;
+} xconn_emit_result;
+
+/* Runs exactly once per emit, from any thread, possibly before xconn_host_emit returns. */
+typedef void (*xconn_emit_done)(void* user, const xconn_emit_result* result);
+
 typedef struct xconn_host_api {
   uint32_t struct_size;
   uint32_t api_major;
@@ -73,6 +89,14 @@ typedef struct xconn_host_api {
   /* Completes a call. json is the result (status OK) or an error object (status ERROR); the host copies it
    * before returning. */
   void (*xconn_host_complete)(xconn_call* call, xconn_status status, xconn_str json);
+
+  /* Since 1.1. One inbound message from the target to one channel (seed 002's emit). message_json:
+   *   {"text" (required), "channel_key", "sender_id", "sender_name", "msg_id", "at" (unix ms), "trigger",
+   *    "context_text", "role", "modality" ("text" | "voice")}
+   * The host validates it and commits it to the channel's queue before done reports OK; from then on it is
+   * the host's to deliver (at least once, in order). A message the host refuses is not stored at all. */
+  void (*xconn_host_emit)(void* host_ctx, xconn_str connector_channel_id, xconn_str message_json,
+                          xconn_emit_done done, void* user);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {
@@ -134,6 +158,28 @@ typedef struct xconn_plugin_api {
                                       xconn_str flow_id, xconn_str auth_session_id);
   /* Signs the channel out of the target and clears its login material. Idempotent. Completes with {}. */
   void (*xconn_plugin_on_auth_logout)(void* instance, xconn_call* call, xconn_str connector_channel_id);
+
+  /* Since 1.1. One outbound reply: the final chat.message of an assistant message. reply_json:
+   *   {"idempotency_key" (the final's message_id: the same key is sent at most once), "text",
+   *    "files": [{"file_ref", "type", "filename", "mime_type", "byte_size"}], "channel_key",
+   *    "reply_to": {"id", "sender_id", "sender_name", "role"} (where the manifest declares chat)}
+   * Completes with {"ok": bool, "error": code, "retryable": bool, "message", "external_key", "verified"}
+   * (verified defaults to ok), or with an error (read as ok false). The host allows delivery.send_timeout_s. */
+  void (*xconn_plugin_on_send)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                               xconn_str reply_json);
+  /* Since 1.1. Only for a plugin whose manifest says delivery.can_edit: the assistant message so far, on each
+   * new delta (create the target message on the first, edit it after). Completes with {}. */
+  void (*xconn_plugin_on_update)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                 xconn_str message_id, xconn_str text_so_far);
+  /* Since 1.1. Only for a plugin whose manifest says delivery.typing: status "thinking", "tool" (tool_name set)
+   * or "idle". The host sends "idle" itself on a final, the first delta, or its local timeout. Completes with {}. */
+  void (*xconn_plugin_on_activity)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                   xconn_str status, xconn_str tool_name);
+  /* Since 1.1. One request to a route the manifest declares in http_routes, below the connector's base path
+   * (path "/inject"). The host has checked the method and, unless the route is public, the API key; query is
+   * the raw query string. Completes with {"status": 100-599, "content_type", "body" (a string)}. */
+  void (*xconn_plugin_on_http)(void* instance, xconn_call* call, xconn_str method, xconn_str path,
+                               xconn_str query, xconn_str body);
 } xconn_plugin_api;
 
 /* The one exported symbol. host_api_major lets a plugin that serves several majors pick its table. */

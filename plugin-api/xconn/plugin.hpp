@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,6 +84,14 @@ struct error {
   }
 };
 
+// The host's answer to one emit.
+struct emit_result {
+  bool ok = false;
+  std::string message_id;  // the host's id for it (ok)
+  bool duplicate = false;  // its msg_id was already taken: nothing new was stored
+  error failure;           // code and message (not ok)
+};
+
 // The host's services, as handed to the plugin. Cheap to copy; valid for the instance's lifetime.
 class host {
  public:
@@ -98,9 +107,36 @@ class host {
   }
   const xconn_host_api* c_api() const { return api_; }
 
+  // One inbound message to one channel (see plugin.h). done runs exactly once, on any thread, possibly
+  // before emit returns; the message is durable when it reports ok.
+  void emit(std::string_view connector_channel_id, std::string_view message_json,
+            std::function<void(emit_result)> done) const {
+    auto* user = new std::function<void(emit_result)>(std::move(done));
+    api_->xconn_host_emit(api_->host_ctx, to_c(connector_channel_id), to_c(message_json), &host::emit_done, user);
+  }
+
  private:
+  static void emit_done(void* user, const xconn_emit_result* c) {
+    auto* fn = static_cast<std::function<void(emit_result)>*>(user);
+    emit_result r;
+    r.ok = c->status == XCONN_STATUS_OK;
+    r.message_id = std::string(from_c(c->message_id));
+    r.duplicate = c->duplicate != 0;
+    if (!r.ok) r.failure = {std::string(from_c(c->code)), std::string(from_c(c->message)), false};
+    try {
+      if (*fn) (*fn)(std::move(r));
+    } catch (...) {
+    }
+    delete fn;
+  }
   const xconn_host_api* api_;
 };
+
+// The answer to a plugin HTTP route: {"status","content_type","body"}.
+inline std::string http_answer(int status, std::string_view body, std::string_view content_type = "application/json") {
+  return "{\"status\":" + std::to_string(status) + ",\"content_type\":" + json_quote(content_type) +
+         ",\"body\":" + json_quote(body) + "}";
+}
 
 // Completes one host call exactly once. Move-only; may travel to another thread and complete later.
 // Dropping it uncompleted answers the call as failed, so a forgotten path never hangs the host.
@@ -177,6 +213,35 @@ class plugin {
   virtual void auth_logout(std::string_view connector_channel_id, completion done) {
     (void)connector_channel_id;
     done.ok();
+  }
+  // Messaging: see plugin.h for the reply and the result send completes with.
+  virtual void send(std::string_view connector_channel_id, std::string_view reply_json, completion done) {
+    (void)connector_channel_id;
+    (void)reply_json;
+    done.ok(R"({"ok":false,"error":"send_not_supported","retryable":false})");
+  }
+  virtual void update(std::string_view connector_channel_id, std::string_view message_id,
+                      std::string_view text_so_far, completion done) {
+    (void)connector_channel_id;
+    (void)message_id;
+    (void)text_so_far;
+    done.ok();
+  }
+  virtual void activity(std::string_view connector_channel_id, std::string_view status, std::string_view tool_name,
+                        completion done) {
+    (void)connector_channel_id;
+    (void)status;
+    (void)tool_name;
+    done.ok();
+  }
+  // A declared HTTP route; answer with http_answer(...).
+  virtual void http(std::string_view method, std::string_view path, std::string_view query, std::string_view body,
+                    completion done) {
+    (void)method;
+    (void)path;
+    (void)query;
+    (void)body;
+    done.ok(http_answer(404, R"({"error":{"code":"not_found","message":"no such route"}})"));
   }
 };
 
@@ -301,6 +366,36 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
         auto* self = static_cast<instance*>(p);
         guarded(self->host, [&](xconn_call** rescue) {
           self->object->auth_logout(from_c(channel), completion(self->host, call, rescue));
+        });
+      },
+      // on_send
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str reply) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->send(from_c(channel), from_c(reply), completion(self->host, call, rescue));
+        });
+      },
+      // on_update
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str message_id, xconn_str text) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->update(from_c(channel), from_c(message_id), from_c(text), completion(self->host, call, rescue));
+        });
+      },
+      // on_activity
+      [](void* p, xconn_call* call, xconn_str channel, xconn_str status, xconn_str tool_name) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->activity(from_c(channel), from_c(status), from_c(tool_name),
+                                 completion(self->host, call, rescue));
+        });
+      },
+      // on_http
+      [](void* p, xconn_call* call, xconn_str method, xconn_str path, xconn_str query, xconn_str body) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->http(from_c(method), from_c(path), from_c(query), from_c(body),
+                             completion(self->host, call, rescue));
         });
       },
   };

@@ -10,8 +10,8 @@
 
 namespace echo {
 
-// Lists only what works today; echo_burst waits for the host's emit service.
-// The host injects connector_channel_id into every input schema, so none is written here.
+// The host injects connector_channel_id into every input schema, so none is written here. Echo cannot edit a
+// sent message and never splits one, so delivery says typing only. Both routes need the API key.
 inline constexpr std::string_view manifest_template = R"json({
   "id": "echo",
   "card": {
@@ -19,7 +19,7 @@ inline constexpr std::string_view manifest_template = R"json({
     "connector": {
       "name": "Echo",
       "vendor": "xconn",
-      "description": "A test target built into xconn: signs in with a token or a QR code, sends messages, reverses text, fails on request and waits on request, with no outside service."
+      "description": "A test target built into xconn: signs in with a token or a QR code, sends and receives messages, reverses text, fails on request and waits on request, with no outside service."
     },
     "supports": {
       "user_channel_mode": "multiple",
@@ -95,6 +95,26 @@ inline constexpr std::string_view manifest_template = R"json({
           "required": ["slept_ms"],
           "properties": {"slept_ms": {"type": "integer"}}
         }
+      },
+      {
+        "tool_id": "echo_burst",
+        "profile": "xagent.im.v2",
+        "title": "Receive a Burst",
+        "description": "Make the Echo test peer send count messages at once, numbered '{text} #1' to '{text} #count', for load tests. A side effect: each call sends them once.",
+        "related_skill_ids": ["connector-im-echo"],
+        "input_schema": {
+          "type": "object",
+          "required": ["count", "text"],
+          "properties": {
+            "count": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "How many messages the peer sends."},
+            "text": {"type": "string", "description": "Text each message starts with, before its number."}
+          }
+        },
+        "output_schema": {
+          "type": "object",
+          "required": ["status", "count"],
+          "properties": {"status": {"type": "string", "enum": ["sent"]}, "count": {"type": "integer"}}
+        }
       }
     ],
     "auth_flows": [
@@ -118,13 +138,15 @@ inline constexpr std::string_view manifest_template = R"json({
     ],
     "security": {"trust_level": "builtin", "data_classes": ["message"]}
   },
-  "tool_options": {"echo_send_message": {"side_effect": true}},
-  "system_prompt": "This conversation runs on Echo, a test target inside the connector server: nothing reaches a person. Use the echo tools only to test or demonstrate tool calls. Pass connector_channel_id unchanged. echo_send_message sends once per call: do not repeat it to retry. echo_fail fails by design: report its error code instead of retrying.",
+  "tool_options": {"echo_send_message": {"side_effect": true}, "echo_burst": {"side_effect": true}},
+  "system_prompt": "This conversation runs on Echo, a test target inside the connector server: nothing reaches a person. Use the echo tools only to test or demonstrate tool calls. Pass connector_channel_id unchanged. echo_send_message sends once per call: do not repeat it to retry. echo_fail fails by design: report its error code instead of retrying. echo_burst is for load tests: call it only when asked to.",
   "capability": {
     "adapter_id": "echo",
     "supported_targets": ["echo"],
-    "supported_features": ["text", "tools"]
-  }
+    "supported_features": ["text", "tools", "messages"]
+  },
+  "delivery": {"typing": true},
+  "http_routes": [{"path": "/inject", "method": "POST"}, {"path": "/sent", "method": "GET"}]
 })json";
 
 // The versions come from the stamped build version, so card, capability and build facts never disagree.

@@ -5,6 +5,7 @@
 #include "echo_auth.hpp"
 #include "echo_manifest.hpp"
 #include "random_id.hpp"
+#include "sent_log.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -15,21 +16,30 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <variant>
+#include <vector>
 
 namespace echo {
 namespace {
 
 namespace json = boost::json;
 using xconn::sdk::completion;
+using xconn::sdk::emit_result;
 using xconn::sdk::error;
+using xconn::sdk::http_answer;
 
 constexpr std::int64_t sent_log_max_default = 1000;
 constexpr std::int64_t sent_log_max_limit = 100000;
 constexpr std::int64_t sleep_limit_ms = 600000;
+constexpr std::int64_t burst_limit = 10000;
+constexpr std::size_t activity_channels_max = 10000;
 
 std::optional<json::object> parse_object(std::string_view text) {
   json::error_code ec;
@@ -78,6 +88,57 @@ std::int64_t unix_now_ms() {
 // 22 base62 characters: more than 128 bits, so neither a QR code nor a message id can be guessed.
 std::string random_token() { return random_base62(22); }
 
+// config.sent_log_max of a validated section.
+std::size_t sent_log_max_of(std::string_view config_json) {
+  std::int64_t max = sent_log_max_default;
+  if (auto section = parse_object(config_json)) {
+    if (auto* config = section->if_contains("config"); config && config->is_object()) {
+      max = integer_in(config->get_object().if_contains("sent_log_max"), 1, sent_log_max_limit).value_or(max);
+    }
+  }
+  return static_cast<std::size_t>(max);
+}
+
+// One inbound message from the far side of the channel.
+std::string peer_message(std::string_view text, std::string_view msg_id) {
+  return json::serialize(
+      json::object{{"text", text}, {"sender_id", "echo-peer"}, {"sender_name", "Echo peer"}, {"msg_id", msg_id}});
+}
+
+// A send that cannot be delivered as it stands: retrying the same reply cannot help.
+std::string invalid_reply(std::string_view message) {
+  return json::serialize(
+      json::object{{"ok", false}, {"error", "invalid_reply"}, {"retryable", false}, {"message", message}});
+}
+
+std::string http_error(int status, std::string_view code, std::string_view message) {
+  return http_answer(status, json::serialize(json::object{{"error", {{"code", code}, {"message", message}}}}));
+}
+
+// One echo_burst in flight. Its emits report on any thread and in any order; the last one answers the tool.
+class burst_state {
+ public:
+  burst_state(completion done, std::int64_t count) : done_(std::move(done)), count_(count) {}
+
+  void report(const emit_result& result) {
+    std::unique_lock lock(mutex_);
+    if (!result.ok && failed_++ == 0) first_code_ = result.failure.code;
+    if (++reported_ < count_) return;
+    lock.unlock();  // every emit has reported: nothing changes any more
+    if (failed_ == 0) return done_.ok(json::serialize(json::object{{"status", "sent"}, {"count", count_}}));
+    done_.fail({"emit_failed",
+                std::to_string(failed_) + " of " + std::to_string(count_) + " emits failed: " + first_code_, true});
+  }
+
+ private:
+  std::mutex mutex_;
+  completion done_;
+  std::int64_t count_;
+  std::int64_t reported_ = 0;
+  std::int64_t failed_ = 0;
+  std::string first_code_;
+};
+
 class echo_plugin final : public xconn::sdk::plugin {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
@@ -101,16 +162,9 @@ class echo_plugin final : public xconn::sdk::plugin {
     return "";
   }
 
-  // The config is validated before create. sent_log_max bounds the log of outbound finals, which arrives with
-  // the host's send call.
-  echo_plugin(xconn::sdk::host host, std::string_view config_json) : host_(host), auth_(unix_now_ms, random_token) {
-    if (auto section = parse_object(config_json)) {
-      if (auto* config = section->if_contains("config"); config && config->is_object()) {
-        sent_log_max_ = integer_in(config->get_object().if_contains("sent_log_max"), 1, sent_log_max_limit)
-                            .value_or(sent_log_max_default);
-      }
-    }
-  }
+  // The config is validated before create.
+  echo_plugin(xconn::sdk::host host, std::string_view config_json)
+      : host_(host), sent_(sent_log_max_of(config_json)), auth_(unix_now_ms, random_token) {}
 
   void start(completion done) override {
     sleeps_.start();
@@ -128,7 +182,7 @@ class echo_plugin final : public xconn::sdk::plugin {
   void invoke_tool(std::string_view connector_channel_id, std::string_view tool_id, std::string_view arguments_json,
                    std::string_view context_json, completion done) override {
     if (tool_id != "echo_reverse" && tool_id != "echo_fail" && tool_id != "echo_sleep" &&
-        tool_id != "echo_send_message") {
+        tool_id != "echo_send_message" && tool_id != "echo_burst") {
       return plugin::invoke_tool(connector_channel_id, tool_id, arguments_json, context_json, std::move(done));
     }
     // The raw arguments also carry connector_channel_id (and whatever else the caller sent); only our own
@@ -137,7 +191,8 @@ class echo_plugin final : public xconn::sdk::plugin {
     if (!args) return done.fail(invalid_arguments("arguments must be a JSON object"));
     if (tool_id == "echo_reverse") return reverse(*args, std::move(done));
     if (tool_id == "echo_fail") return fail(*args, std::move(done));
-    if (tool_id == "echo_send_message") return send_message(*args, std::move(done));
+    if (tool_id == "echo_send_message") return send_message(connector_channel_id, *args, std::move(done));
+    if (tool_id == "echo_burst") return burst(connector_channel_id, *args, std::move(done));
     sleep(*args, std::move(done));
   }
 
@@ -165,6 +220,52 @@ class echo_plugin final : public xconn::sdk::plugin {
     done.ok();
   }
 
+  // Echo delivers at once; a repeated idempotency_key answers the same and is logged once.
+  void send(std::string_view, std::string_view reply_json, completion done) override {
+    auto reply = parse_object(reply_json);
+    if (!reply) return done.ok(invalid_reply("the reply must be a JSON object"));
+    const json::string* key = string_at(*reply, "idempotency_key");
+    if (!key || key->empty()) return done.ok(invalid_reply("idempotency_key: must be a non-empty string"));
+    const json::value* text = reply->if_contains("text");
+    if (text && !text->is_string()) return done.ok(invalid_reply("text: must be a string"));
+    std::vector<std::string> file_refs;
+    if (const json::value* files = reply->if_contains("files")) {
+      if (!files->is_array()) return done.ok(invalid_reply("files: must be an array"));
+      for (const json::value& file : files->get_array()) {
+        const json::string* ref = file.is_object() ? string_at(file.get_object(), "file_ref") : nullptr;
+        if (!ref) return done.ok(invalid_reply("files: every file needs a file_ref string"));
+        file_refs.emplace_back(*ref);
+      }
+    }
+    std::string message_id(*key);
+    sent_.add(message_id, text ? std::string(text->get_string()) : std::string(), std::move(file_refs),
+              unix_now_ms());
+    done.ok(json::serialize(json::object{{"ok", true}, {"external_key", "echo-" + message_id}, {"verified", true}}));
+  }
+
+  // Echo has no screen to show typing on; it keeps each channel's last status as a target's indicator would.
+  void activity(std::string_view connector_channel_id, std::string_view status, std::string_view tool_name,
+                completion done) override {
+    {
+      std::lock_guard lock(activity_mutex_);
+      std::string channel(connector_channel_id);
+      if (activity_.size() >= activity_channels_max && !activity_.contains(channel)) {
+        activity_.erase(activity_.begin());
+      }
+      activity_[channel] = {std::string(status), std::string(tool_name)};
+    }
+    done.ok();
+  }
+
+  void http(std::string_view method, std::string_view path, std::string_view query, std::string_view body,
+            completion done) override {
+    if (method == "GET" && path == "/sent") {
+      return done.ok(http_answer(200, json::serialize(json::object{{"sent", sent_.to_json()}})));
+    }
+    if (method == "POST" && path == "/inject") return inject(body, std::move(done));
+    plugin::http(method, path, query, body, std::move(done));
+  }
+
  private:
   static void reverse(const json::object& args, completion done) {
     const json::string* text = string_at(args, "text");
@@ -182,11 +283,62 @@ class echo_plugin final : public xconn::sdk::plugin {
     done.fail({std::string(*code), "echo_fail fails by design", false});
   }
 
-  static void send_message(const json::object& args, completion done) {
+  // The peer answers only after the send was reported, as a real one would; its emit failing does not undo the
+  // send, so it is logged.
+  void send_message(std::string_view connector_channel_id, const json::object& args, completion done) {
     const json::string* text = string_at(args, "text");
     if (!text) return done.fail(invalid_arguments("text: must be a string"));
-    // The far side's reply (an inbound message from echo-peer) needs the host's emit service, not in ABI 1.0 yet.
-    done.ok(json::serialize(json::object{{"status", "sent"}, {"message_id", "echo_msg_" + random_token()}}));
+    std::string message_id = "echo_msg_" + random_token();
+    done.ok(json::serialize(json::object{{"status", "sent"}, {"message_id", message_id}}));
+    host_.emit(connector_channel_id, peer_message(*text, "reply-" + message_id),
+               [host = host_, channel = std::string(connector_channel_id)](const emit_result& result) {
+                 if (result.ok) return;
+                 host.warn("echo peer reply on channel " + channel + " failed: " + result.failure.code + ": " +
+                           result.failure.message);
+               });
+  }
+
+  // Every emit goes out before any has reported: the host group-commits emits that arrive together.
+  void burst(std::string_view connector_channel_id, const json::object& args, completion done) {
+    auto count = integer_in(args.if_contains("count"), 1, burst_limit);
+    if (!count) return done.fail(invalid_arguments("count: must be an integer 1..10000"));
+    const json::string* text = string_at(args, "text");
+    if (!text) return done.fail(invalid_arguments("text: must be a string"));
+    auto state = std::make_shared<burst_state>(std::move(done), *count);
+    const std::string call_id = random_token();
+    const std::string prefix = std::string(*text) + " #";
+    for (std::int64_t i = 1; i <= *count; ++i) {
+      std::string n = std::to_string(i);
+      host_.emit(connector_channel_id, peer_message(prefix + n, call_id + "-" + n),
+                 [state](const emit_result& result) { state->report(result); });
+    }
+  }
+
+  // The body is one emit plus connector_channel_id; the host validates the emit's fields, echo passes them on.
+  void inject(std::string_view body, completion done) {
+    auto request = parse_object(body);
+    if (!request) return done.ok(http_error(400, "invalid_json", "the body must be a JSON object"));
+    const json::string* channel = string_at(*request, "connector_channel_id");
+    if (!channel || channel->empty()) {
+      return done.ok(http_error(400, "invalid_request", "connector_channel_id: must be a non-empty string"));
+    }
+    if (const json::value* files = request->if_contains("files");
+        files && !files->is_null() && !(files->is_array() && files->get_array().empty())) {
+      return done.ok(
+          http_error(400, "files_unsupported", "attachments need the host file store (not yet available)"));
+    }
+    json::object message;
+    for (const auto& field : *request) {
+      if (field.key() != "connector_channel_id" && field.key() != "files") message.emplace(field.key(), field.value());
+    }
+    // std::function needs a copyable callable; the completion is move-only.
+    auto answer = std::make_shared<completion>(std::move(done));
+    host_.emit(*channel, json::serialize(message), [answer](const emit_result& result) {
+      if (!result.ok) return answer->ok(http_error(400, result.failure.code, result.failure.message));
+      answer->ok(http_answer(202, json::serialize(json::object{{"status", "accepted"},
+                                                               {"message_id", result.message_id},
+                                                               {"duplicate", result.duplicate}})));
+    });
   }
 
   // Logs a sign-in by its display-level hint only; the answer itself was built without the credential.
@@ -208,10 +360,17 @@ class echo_plugin final : public xconn::sdk::plugin {
                      std::move(done));
   }
 
+  struct channel_activity {
+    std::string status;  // "thinking", "tool" or "idle"
+    std::string tool_name;
+  };
+
   xconn::sdk::host host_;
-  std::int64_t sent_log_max_ = sent_log_max_default;
+  sent_log sent_;
   delay_queue sleeps_;
   auth_flows auth_;
+  std::mutex activity_mutex_;
+  std::unordered_map<std::string, channel_activity> activity_;
 };
 
 }  // namespace

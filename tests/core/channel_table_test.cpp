@@ -21,6 +21,10 @@ class fake_route : public channel_route {
  public:
   explicit fake_route(std::string connector_id = "conn_a") : connector_id_(std::move(connector_id)) {}
   void push(std::string packet) override { pushed.push_back(std::move(packet)); }
+  void push(std::string packet, std::function<void(bool)> written) override {
+    pushed.push_back(std::move(packet));
+    written(true);
+  }
   const std::vector<std::string>& profiles() const override { return profiles_; }
   const std::string& connector_id() const override { return connector_id_; }
   std::vector<std::string> pushed;

@@ -18,6 +18,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -52,12 +53,13 @@ struct test_call {
   json::object result() const { return json::parse(json).as_object(); }
 };
 
-// A minimal host: records log lines and health reports, and lets a test wait for a completion with a deadline.
+// A minimal host: records log lines, health reports and emits (each accepted at once), and lets a test wait for
+// a completion with a deadline. echo_messaging_test.cpp drives emit in depth.
 class test_host {
  public:
   test_host()
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
-             &complete} {}
+             &complete, &emit} {}
 
   const xconn_host_api* api() const { return &api_; }
 
@@ -84,6 +86,12 @@ class test_host {
   std::vector<xconn_health> health() {
     std::lock_guard lock(mutex_);
     return health_;
+  }
+
+  // (channel, message JSON) of each emit, in order.
+  std::vector<std::pair<std::string, std::string>> emits() {
+    std::lock_guard lock(mutex_);
+    return emits_;
   }
 
   // The ABI demands exactly one completion per call.
@@ -115,12 +123,25 @@ class test_host {
     call->host->completed_.notify_all();
   }
 
+  static void emit(void* ctx, xconn_str channel, xconn_str message, xconn_emit_done done, void* user) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::string message_id;
+    {
+      std::lock_guard lock(self->mutex_);
+      self->emits_.emplace_back(view(channel), view(message));
+      message_id = "msg_" + std::to_string(self->emits_.size());
+    }
+    xconn_emit_result result{sizeof(xconn_emit_result), XCONN_STATUS_OK, c_str(message_id), 0, {}, {}};
+    done(user, &result);
+  }
+
   xconn_host_api api_;
   std::mutex mutex_;
   std::condition_variable completed_;
   std::deque<test_call> calls_;  // a deque keeps the addresses the plugins hold
   std::vector<std::string> logs_;
   std::vector<xconn_health> health_;
+  std::vector<std::pair<std::string, std::string>> emits_;
 };
 
 // One loaded plugin instance, started in SetUp and stopped and destroyed in TearDown.
@@ -245,12 +266,21 @@ TEST_F(EchoAbi, ManifestDeclaresTheCardSkillAndCapability) {
     }
     EXPECT_TRUE(tool.at("output_schema").is_object());
   }
-  EXPECT_EQ(tool_ids, (std::set<std::string>{"echo_send_message", "echo_reverse", "echo_fail", "echo_sleep"}));
+  EXPECT_EQ(tool_ids,
+            (std::set<std::string>{"echo_send_message", "echo_reverse", "echo_fail", "echo_sleep", "echo_burst"}));
+  const json::value& burst = card.at("tools").as_array().back();
+  EXPECT_EQ(burst.at("tool_id").as_string(), "echo_burst");
+  EXPECT_EQ(burst.at("input_schema").at("required"), json::parse(R"(["count","text"])"));
+  EXPECT_EQ(burst.at("input_schema").at("properties").at("count"),
+            json::parse(R"({"type":"integer","minimum":1,"maximum":10000,
+                            "description":"How many messages the peer sends."})"));
+  EXPECT_EQ(burst.at("output_schema").at("required"), json::parse(R"(["status","count"])"));
 
-  EXPECT_EQ(manifest.at("tool_options"), json::parse(R"({"echo_send_message":{"side_effect":true}})"));
+  EXPECT_EQ(manifest.at("tool_options"),
+            json::parse(R"({"echo_send_message":{"side_effect":true},"echo_burst":{"side_effect":true}})"));
   std::string_view skill = manifest.at("skill").as_string();
   EXPECT_TRUE(skill.starts_with("---\nname: connector-im-echo\ndescription: ")) << skill.substr(0, 80);
-  for (const char* name : {"echo_sleep", "echo_send_message", "echo_token", "echo_qr_login"}) {
+  for (const char* name : {"echo_sleep", "echo_send_message", "echo_burst", "echo_token", "echo_qr_login"}) {
     EXPECT_NE(skill.find(name), std::string_view::npos) << name;
   }
   std::string_view prompt = manifest.at("system_prompt").as_string();
@@ -260,7 +290,12 @@ TEST_F(EchoAbi, ManifestDeclaresTheCardSkillAndCapability) {
   EXPECT_FALSE(manifest.contains("chat"));
 
   EXPECT_EQ(manifest.at("capability"), json::parse(R"({"adapter_id":"echo","adapter_version":"0.1.0",
-      "supported_targets":["echo"],"supported_features":["text","tools"]})"));
+      "supported_targets":["echo"],"supported_features":["text","tools","messages"]})"));
+
+  // Echo shows typing but cannot edit a sent message or split one; both routes need the API key.
+  EXPECT_EQ(manifest.at("delivery"), json::parse(R"({"typing":true})"));
+  EXPECT_EQ(manifest.at("http_routes"),
+            json::parse(R"([{"path":"/inject","method":"POST"},{"path":"/sent","method":"GET"}])"));
 }
 
 TEST_F(EchoAbi, BuildFactsAreStamped) {
@@ -398,6 +433,7 @@ TEST_F(EchoInstance, SendMessageAnswersSentWithAFreshId) {
     ids.insert(id);
   }
   EXPECT_EQ(ids.size(), 2u) << "every send gets its own message_id";
+  EXPECT_EQ(host_.emits().size(), 2u) << "the peer answers each";
 }
 
 // ---- echo: auth flows through the ABI ----

@@ -1,0 +1,146 @@
+#include "core/send_limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace xconn {
+namespace {
+
+constexpr long long t0 = 1'700'000'000'000;  // unix ms
+constexpr long long minute = send_limits::window_ms;
+
+// code points ------------------------------------------------------------------------------------------------
+
+TEST(SendLimits, CodePointsOfAscii) {
+  EXPECT_EQ(send_limits::code_points(""), 0u);
+  EXPECT_EQ(send_limits::code_points("hello"), 5u);
+}
+
+TEST(SendLimits, CodePointsOfMultiByteUtf8) {
+  EXPECT_EQ(send_limits::code_points("\xC3\xA9"), 1u);                   // é, 2 bytes
+  EXPECT_EQ(send_limits::code_points("\xE4\xBD\xA0\xE5\xA5\xBD"), 2u);  // 你好, 3 bytes each
+  EXPECT_EQ(send_limits::code_points("\xF0\x9F\x98\x80"), 1u);          // 😀, 4 bytes
+  EXPECT_EQ(send_limits::code_points("a\xC3\xA9\xE4\xBD\xA0\xF0\x9F\x98\x80z"), 5u);
+}
+
+TEST(SendLimits, CodePointsOfInvalidUtf8CountNonContinuationBytes) {
+  EXPECT_EQ(send_limits::code_points("\x80\x80"), 0u);  // stray continuation bytes
+  EXPECT_EQ(send_limits::code_points("\xC3"), 1u);      // a truncated lead byte
+  EXPECT_EQ(send_limits::code_points("\xFF\xFE"), 2u);
+  EXPECT_EQ(send_limits::code_points(std::string("a\0b", 3)), 3u);
+}
+
+// too_long ---------------------------------------------------------------------------------------------------
+
+TEST(SendLimits, TooLongBoundaryInCodePoints) {
+  send_limits limits{3, 0};
+  EXPECT_FALSE(limits.too_long(""));
+  EXPECT_FALSE(limits.too_long("abc"));
+  EXPECT_TRUE(limits.too_long("abcd"));
+  // Three code points in nine bytes fit; four do not.
+  EXPECT_FALSE(limits.too_long("\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xBD\xA0"));
+  EXPECT_TRUE(limits.too_long("\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xBD\xA0" "a"));
+  EXPECT_FALSE(limits.too_long("\xF0\x9F\x98\x80\xF0\x9F\x98\x80\xF0\x9F\x98\x80"));
+  EXPECT_TRUE(limits.too_long("\xF0\x9F\x98\x80\xF0\x9F\x98\x80\xF0\x9F\x98\x80\xF0\x9F\x98\x80"));
+}
+
+TEST(SendLimits, ZeroOrNegativeMaxLengthIsNoLimit) {
+  EXPECT_FALSE((send_limits{0, 0}.too_long(std::string(1'000'000, 'x'))));
+  EXPECT_FALSE((send_limits{-1, 0}.too_long(std::string(1'000'000, 'x'))));
+}
+
+// rate limit -------------------------------------------------------------------------------------------------
+
+TEST(SendLimits, ThirdSendInAMinuteIsRefused) {
+  send_limits limits{0, 2};
+  EXPECT_TRUE(limits.admit("c1", t0));
+  EXPECT_TRUE(limits.admit("c1", t0 + 10));
+  EXPECT_FALSE(limits.admit("c1", t0 + 20));
+  EXPECT_FALSE(limits.admit("c1", t0 + minute - 1));
+  // The first send leaves the window exactly 60 s later.
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+  EXPECT_FALSE(limits.admit("c1", t0 + 10 + minute - 1));
+  EXPECT_TRUE(limits.admit("c1", t0 + 10 + minute));
+  EXPECT_FALSE(limits.admit("c1", t0 + 10 + minute));
+}
+
+TEST(SendLimits, RefusedSendsAreNotRecorded) {
+  send_limits limits{0, 1};
+  EXPECT_TRUE(limits.admit("c1", t0));
+  // Retrying throughout the minute does not push the window out.
+  for (long long t = t0 + 1000; t < t0 + minute; t += 1000) EXPECT_FALSE(limits.admit("c1", t));
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+}
+
+TEST(SendLimits, ConversationsAreIndependent) {
+  send_limits limits{0, 2};
+  EXPECT_TRUE(limits.admit("c1", t0));
+  EXPECT_TRUE(limits.admit("c1", t0));
+  EXPECT_FALSE(limits.admit("c1", t0));
+  EXPECT_TRUE(limits.admit("c2", t0));
+  EXPECT_TRUE(limits.admit("c2", t0));
+  EXPECT_FALSE(limits.admit("c2", t0));
+  EXPECT_EQ(limits.size(), 2u);
+}
+
+TEST(SendLimits, ForgetGivesTheQuotaBack) {
+  send_limits limits{0, 2};
+  EXPECT_TRUE(limits.admit("c1", t0));
+  EXPECT_TRUE(limits.admit("c1", t0 + 1000));
+  limits.forget("c1", t0 + 1500);  // the second send failed retryably
+  EXPECT_TRUE(limits.admit("c1", t0 + 2000));
+  EXPECT_FALSE(limits.admit("c1", t0 + 3000));
+  // Only the most recent admit was undone: the first still leaves at t0 + 60 s.
+  EXPECT_FALSE(limits.admit("c1", t0 + minute - 1));
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+}
+
+TEST(SendLimits, ForgetOnlyUndoesAdmitsStillInTheWindow) {
+  send_limits limits{0, 2};
+  EXPECT_TRUE(limits.admit("c1", t0));
+  limits.forget("c2", t0);  // unknown: nothing happens
+  limits.forget("c1", t0 + minute);  // already out of the window: nothing to give back
+  EXPECT_EQ(limits.size(), 0u);
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+  EXPECT_FALSE(limits.admit("c1", t0 + minute));
+  limits.forget("c1", t0 + minute);
+  limits.forget("c1", t0 + minute);
+  limits.forget("c1", t0 + minute);  // more forgets than admits do not bank quota
+  EXPECT_EQ(limits.size(), 0u);
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+  EXPECT_TRUE(limits.admit("c1", t0 + minute));
+  EXPECT_FALSE(limits.admit("c1", t0 + minute));
+}
+
+TEST(SendLimits, ZeroMaxPerMinuteAdmitsEverythingAndRemembersNothing) {
+  send_limits limits{0, 0};
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(limits.admit("c1", t0));
+  EXPECT_EQ(limits.size(), 0u);
+  limits.forget("c1", t0);
+  EXPECT_TRUE(limits.admit("c1", t0));
+}
+
+// memory bound -----------------------------------------------------------------------------------------------
+
+TEST(SendLimits, IdleConversationsAreDropped) {
+  send_limits limits{0, 5};
+  for (int i = 0; i < 10'000; ++i) ASSERT_TRUE(limits.admit("conv" + std::to_string(i), t0 + i % 1000));
+  EXPECT_EQ(limits.size(), 10'000u);
+  EXPECT_TRUE(limits.admit("fresh", t0 + 61'000));
+  EXPECT_EQ(limits.size(), 1u);
+}
+
+TEST(SendLimits, ConversationsStillInTheWindowSurviveTheSweep) {
+  send_limits limits{0, 5};
+  EXPECT_TRUE(limits.admit("old", t0));
+  EXPECT_TRUE(limits.admit("recent", t0 + 30'000));
+  EXPECT_TRUE(limits.admit("other", t0 + minute));  // sweeps: old leaves, recent stays
+  EXPECT_EQ(limits.size(), 2u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(limits.admit("recent", t0 + minute));
+  EXPECT_FALSE(limits.admit("recent", t0 + minute));  // its count survived the sweep
+}
+
+}  // namespace
+}  // namespace xconn
