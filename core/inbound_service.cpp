@@ -222,50 +222,40 @@ void inbound_service::pump(const std::string& channel_id) {
   auto where = channels_.route_of(channel_id);  // before our lock: the channel service has its own
   auto conn = where ? connectors_.find(where->plugin_id) : nullptr;
   std::shared_ptr<channel_route> route = where ? where->route : nullptr;
-  struct transmission {
-    std::string packet;
-    std::string message_id;
-  };
-  std::vector<transmission> out;
-  bool v2 = false;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = channels_state_.find(channel_id);
-    if (it == channels_state_.end()) return;
-    auto& st = it->second;
-    st.pump_posted = false;
-    if (st.sent_on.lock() != route) {
-      // Whatever went to another socket (or to none) is unanswered as far as this one knows: resend.
-      st.inbox.route_lost();
-      st.sent_on = route;
-    }
-    if (!route || !conn || !st.inbox.has_work()) return;
-    v2 = has(route->profiles(), im_v2);
-    if (!v2 && !has(route->profiles(), im_v1)) return;  // the socket speaks no IM profile: the queue waits
-    long long t = now();
-    auto batch_of = st.inbox.take_sendable(t);
-    write_batch erased;
-    retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
-    if (!erased.ops.empty()) db_.write(std::move(erased));
-    inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text};
-    auto& count = counters_[st.plugin_id];
-    for (auto seq : batch_of.send) {
-      const auto* m = st.inbox.find(seq);
-      auto context = st.inbox.context_of(seq);
-      out.push_back({v2 ? chat_message_packet(wire, *m, context) : message_push_packet(wire, *m, context),
-                     m->message_id});
-      ++count.sent;
-      if (st.inbox.attempts(seq) > 1) ++count.redelivered;
-      st.last = last_inbound{m->channel_key, m->message_id, m->sender_id, m->sender_name, m->role};
-    }
+  std::lock_guard lock(mutex_);
+  auto it = channels_state_.find(channel_id);
+  if (it == channels_state_.end()) return;
+  auto& st = it->second;
+  st.pump_posted = false;
+  if (st.sent_on.lock() != route) {
+    // Whatever went to another socket (or to none) is unanswered as far as this one knows: resend.
+    st.inbox.route_lost();
+    st.sent_on = route;
   }
-  for (auto& t : out) {
+  if (!route || !conn || !st.inbox.has_work()) return;
+  bool v2 = has(route->profiles(), im_v2);
+  if (!v2 && !has(route->profiles(), im_v1)) return;  // the socket speaks no IM profile: the queue waits
+  long long t = now();
+  auto batch_of = st.inbox.take_sendable(t);
+  write_batch erased;
+  retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
+  if (!erased.ops.empty()) db_.write(std::move(erased));
+  inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text};
+  auto& count = counters_[st.plugin_id];
+  for (auto seq : batch_of.send) {
+    const auto* m = st.inbox.find(seq);
+    auto context = st.inbox.context_of(seq);
+    ++count.sent;
+    if (st.inbox.attempts(seq) > 1) ++count.redelivered;
+    st.last = last_inbound{m->channel_key, m->message_id, m->sender_id, m->sender_name, m->role};
+    // Pushed under the lock: push only queues on the socket's strand, and two pumps of one channel on two I/O
+    // threads must not interleave their messages.
     if (v2) {
-      route->push(std::move(t.packet));
+      route->push(chat_message_packet(wire, *m, context));
       continue;
     }
     // IM v1 has no business ack: a push is delivered once it is on the socket.
-    route->push(std::move(t.packet), [this, channel_id, id = std::move(t.message_id)](bool written) {
+    route->push(message_push_packet(wire, *m, context), [this, channel_id, id = m->message_id](bool written) {
       if (written) ack(channel_id, id, ack_status::accepted, false, "");
     });
   }

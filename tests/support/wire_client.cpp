@@ -94,23 +94,22 @@ void ws_client::send(const std::string& text) {
 
 std::optional<std::string> ws_client::receive(std::chrono::milliseconds deadline) {
   if (closed_) return std::nullopt;
-  buffer_.clear();
-  bool done = false;
-  beast::error_code ec;
-  ws_.async_read(buffer_, [&](beast::error_code e, std::size_t) {
-    ec = e;
-    done = true;
-  });
-  io_.run_for(deadline);
-  if (!done) {
-    // A timed-out read leaves the stream unusable: stop and mark it closed.
-    beast::get_lowest_layer(ws_).cancel();
-    io_.restart();
-    io_.run_for(std::chrono::seconds(1));
-    closed_ = true;
+  // A read that outlives its deadline stays pending (cancelling it would ruin the stream): the next call picks
+  // it up, so "nothing arrived in time" leaves the socket usable.
+  if (!read_pending_) {
+    buffer_.clear();
+    read_pending_ = true;
+    read_done_ = false;
+    ws_.async_read(buffer_, [this](beast::error_code e, std::size_t) {
+      read_ec_ = e;
+      read_done_ = true;
+    });
   }
+  io_.run_for(deadline);
   io_.restart();
-  if (!done || ec) {
+  if (!read_done_) return std::nullopt;
+  read_pending_ = false;
+  if (read_ec_) {
     closed_ = true;
     return std::nullopt;
   }

@@ -61,6 +61,9 @@ class ws_client {
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   boost::beast::flat_buffer buffer_;
   bool closed_ = false;
+  bool read_pending_ = false;  // an async_read started by receive() and not yet complete
+  bool read_done_ = false;
+  boost::beast::error_code read_ec_;
   std::string subprotocol_;
 };
 
