@@ -71,6 +71,9 @@ std::string render_metrics(server_context& ctx) {
   }
   std::string text;
   for (const auto& f : families) render(text, f);
+  text += "# HELP xconn_store_commits_total LMDB write transactions committed (one per group of writes).\n"
+          "# TYPE xconn_store_commits_total counter\nxconn_store_commits_total " +
+          std::to_string(ctx.db.commit_count()) + "\n";
   text += "# HELP xconn_packets_dropped_total Packets of a profile their socket did not negotiate.\n"
           "# TYPE xconn_packets_dropped_total counter\nxconn_packets_dropped_total " +
           std::to_string(ctx.profile_dropped.load()) + "\n";

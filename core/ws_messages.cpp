@@ -62,13 +62,7 @@ void ws_session::handle_chat(const packet_view& p) {
     return;
   }
   channel c;
-  auto route = ctx_.channels.check(p.connector_channel_id.value_or(""), connector_->id(), this, &c);
-  if (route != route_check::ok) {
-    static constexpr const char* messages[] = {"", "connector_channel_id is required for this packet",
-                                               "no such channel", "the channel belongs to another connector",
-                                               "channel.open must complete on this socket first"};
-    return send_error(&p, error_code_for(route), messages[static_cast<int>(route)]);
-  }
+  if (!check_route(p, c)) return;
   auto payload = payload_of(p);
   if (p.type == "chat.message") return on_chat_message(p, c, payload);
   if (p.type == "chat.message.delta") return on_chat_delta(p, c, payload);

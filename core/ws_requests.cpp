@@ -44,13 +44,7 @@ void ws_session::handle_request(const packet_view& p) {
   if (std::find(std::begin(channel_types), std::end(channel_types), p.type) == std::end(channel_types))
     return send_error(&p, "unsupported_packet", "this connector does not support that packet type");
   channel c;
-  auto route = ctx_.channels.check(p.connector_channel_id.value_or(""), connector_->id(), this, &c);
-  if (route != route_check::ok) {
-    static constexpr const char* messages[] = {"", "connector_channel_id is required for this packet",
-                                               "no such channel", "the channel belongs to another connector",
-                                               "channel.open must complete on this socket first"};
-    return send_error(&p, error_code_for(route), messages[static_cast<int>(route)]);
-  }
+  if (!check_route(p, c)) return;
   if (p.type == "channel.close") return on_channel_close(p, c);
   if (p.type == "connection.descriptor.get") return on_descriptor_get(p, c);
   if (p.type == "auth.logout") return on_auth_logout(p, c);
@@ -59,6 +53,16 @@ void ws_session::handle_request(const packet_view& p) {
   if (p.type == "auth.status") return on_auth_status(p, c, payload);
   if (p.type == "auth.cancel") return on_auth_cancel(p, c, payload);
   on_tool_invoke(p, c, payload);
+}
+
+bool ws_session::check_route(const packet_view& p, channel& c) {
+  auto route = ctx_.channels.check(p.connector_channel_id.value_or(""), connector_->id(), this, &c);
+  if (route == route_check::ok) return true;
+  static constexpr const char* messages[] = {"", "connector_channel_id is required for this packet",
+                                             "no such channel", "the channel belongs to another connector",
+                                             "channel.open must complete on this socket first"};
+  send_error(&p, error_code_for(route), messages[static_cast<int>(route)]);
+  return false;
 }
 
 void ws_session::call_auth(const std::string& channel_id, connector::plugin_fn fn,

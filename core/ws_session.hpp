@@ -61,6 +61,8 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   // User-level packets after the hello (ws_requests.cpp). Each answer is built from copies: the packet's
   // views die with the next frame, and most answers come later from the plugin pool or the store.
   void handle_request(const packet_view& p);
+  // The routing checks of protocol.md §2 for a packet naming a channel; answers the error and returns false.
+  bool check_route(const packet_view& p, channel& c);
   void on_channel_open(const packet_view& p);
   void on_channel_close(const packet_view& p, const channel& c);
   void on_descriptor_get(const packet_view& p, const channel& c);

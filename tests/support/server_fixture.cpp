@@ -2,6 +2,7 @@
 
 #include "core/log.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -44,6 +45,17 @@ std::string schema_violations(const std::string& schema_name, const std::string&
 }
 
 std::string schema_violations(const std::string& schema_name, const std::vector<std::string>& json_texts) {
+  // A command line has a length limit: a long run of packets is checked a thousand at a time.
+  constexpr std::size_t chunk = 1000;
+  if (json_texts.size() > chunk) {
+    std::string report;
+    for (std::size_t first = 0; first < json_texts.size(); first += chunk) {
+      auto last = std::min(json_texts.size(), first + chunk);
+      report += schema_violations(schema_name, std::vector<std::string>(json_texts.begin() + static_cast<std::ptrdiff_t>(first),
+                                                                        json_texts.begin() + static_cast<std::ptrdiff_t>(last)));
+    }
+    return report;
+  }
   if (json_texts.empty()) return "";
   temp_dir tmp;
   auto schema = std::filesystem::path(XCONN_TEST_SPEC_DIR) / "schemas" / (schema_name + ".schema.md");
