@@ -104,6 +104,7 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
   std::string channel_key = last ? last->channel_key : conn.id() + "/group/default";
   std::string conversation = m.channel_id + "\n" + channel_key;
   long long t = now_();
+  clear_typing(conn, m.channel_id);  // any final ends the activity, whatever becomes of it (IM v2 §8)
   {
     std::lock_guard lock(mutex_);
     auto& count = counters_[conn.id()];
@@ -150,7 +151,6 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
     running_[key].hash = hash;
     deltas_for(m.channel_id).finish(m.message_id);  // the final is the whole content (IM v2 §5)
   }
-  clear_typing(conn, m.channel_id);
 
   json::object reply{{"idempotency_key", m.message_id}, {"text", m.text}, {"files", m.files},
                      {"channel_key", channel_key}};

@@ -1,0 +1,307 @@
+// A host for driving a plugin .so through the C ABI alone (xconn/plugin.h), the way xconnd does: it records log
+// lines, health reports and emits, answers each emit by policy (at once, or later from other threads), and lets a
+// test wait for a call's completion with a deadline. plugin_test loads one instance and checks, when the test
+// ends, that every call was completed exactly once.
+#pragma once
+
+#ifndef BOOST_DLL_USE_STD_FS
+#define BOOST_DLL_USE_STD_FS 1
+#endif
+
+#include <xconn/plugin.h>
+
+#include <boost/dll/shared_library.hpp>
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <iterator>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace xconn::test {
+
+inline xconn_str c_str(std::string_view s) { return {s.data(), s.size()}; }
+inline std::string_view view(xconn_str s) { return {s.data, s.size}; }
+
+inline boost::dll::shared_library open_plugin(const std::filesystem::path& path) {
+  return boost::dll::shared_library(path, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now);
+}
+
+inline const xconn_plugin_api* entry(const boost::dll::shared_library& lib,
+                                     uint32_t host_major = XCONN_PLUGIN_API_MAJOR) {
+  return lib.get<const xconn_plugin_api*(uint32_t)>(XCONN_PLUGIN_ENTRY_SYMBOL)(host_major);
+}
+
+class test_host;
+
+// One call the test started; the plugin sees it as an opaque xconn_call*.
+struct test_call {
+  explicit test_call(test_host* owner) : host(owner) {}
+
+  test_host* host;
+  int completions = 0;
+  xconn_status status = XCONN_STATUS_OK;
+  std::string json;  // of the first completion
+
+  xconn_call* c_call() { return reinterpret_cast<xconn_call*>(this); }
+  boost::json::object result() const { return boost::json::parse(json).as_object(); }
+};
+
+// What the host answers one emit with.
+struct emit_answer {
+  bool ok = true;
+  std::string message_id;
+  bool duplicate = false;
+  std::string code;
+  std::string message;
+};
+
+inline emit_answer accepted(std::string message_id, bool duplicate = false) {
+  return {true, std::move(message_id), duplicate, "", ""};
+}
+inline emit_answer refused(std::string code, std::string message) {
+  return {false, "", false, std::move(code), std::move(message)};
+}
+
+struct emitted {
+  std::string channel;
+  boost::json::object message;
+};
+
+class test_host {
+ public:
+  // held: emits wait until release(), which answers them from another thread.
+  enum class emit_mode { sync, held };
+
+  // wait_deadline: how long wait() gives a call by default.
+  explicit test_host(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
+      : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
+             &complete, &emit},
+        wait_deadline_(wait_deadline) {}
+
+  const xconn_host_api* api() const { return &api_; }
+
+  test_call& new_call() {
+    std::lock_guard lock(mutex_);
+    return calls_.emplace_back(this);
+  }
+
+  bool wait(const test_call& call) { return wait(call, wait_deadline_); }
+
+  bool wait(const test_call& call, std::chrono::milliseconds deadline) {
+    std::unique_lock lock(mutex_);
+    return completed_.wait_for(lock, deadline, [&] { return call.completions > 0; });
+  }
+
+  bool done(const test_call& call) {
+    std::lock_guard lock(mutex_);
+    return call.completions > 0;
+  }
+
+  // The ABI demands exactly one completion per call.
+  void expect_each_call_completed_once() {
+    std::lock_guard lock(mutex_);
+    for (const auto& call : calls_) EXPECT_EQ(call.completions, 1) << call.json;
+  }
+
+  void set_mode(emit_mode mode) {
+    std::lock_guard lock(mutex_);
+    mode_ = mode;
+  }
+
+  // policy(i) answers the i-th emit (from 0); the default accepts each as msg_<i+1>.
+  void set_policy(std::function<emit_answer(std::size_t)> policy) {
+    std::lock_guard lock(mutex_);
+    policy_ = std::move(policy);
+  }
+
+  std::vector<emitted> emits() {
+    std::lock_guard lock(mutex_);
+    return emits_;
+  }
+
+  std::size_t held() {
+    std::lock_guard lock(mutex_);
+    return held_.size();
+  }
+
+  // Answers the first n held emits (all when n is 0) from `threads` threads at once; returns when all ran.
+  void release(std::size_t n = 0, unsigned threads = 1) {
+    std::vector<pending> batch;
+    {
+      std::lock_guard lock(mutex_);
+      if (n == 0 || n > held_.size()) n = held_.size();
+      auto end = held_.begin() + static_cast<std::ptrdiff_t>(n);
+      batch.assign(std::make_move_iterator(held_.begin()), std::make_move_iterator(end));
+      held_.erase(held_.begin(), end);
+    }
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+      workers.emplace_back([&batch, t, threads] {
+        for (std::size_t i = t; i < batch.size(); i += threads) answer(batch[i]);
+      });
+    }
+    for (auto& worker : workers) worker.join();
+  }
+
+  std::vector<std::pair<xconn_log_level, std::string>> logs() {
+    std::lock_guard lock(mutex_);
+    return logs_;
+  }
+
+  // logs() without the levels, for tests that only read the text.
+  std::vector<std::string> log_lines() {
+    std::vector<std::string> lines;
+    for (auto& [level, line] : logs()) lines.push_back(std::move(line));
+    return lines;
+  }
+
+  std::vector<xconn_health> health() {
+    std::lock_guard lock(mutex_);
+    return health_;
+  }
+
+ private:
+  struct pending {
+    xconn_emit_done done;
+    void* user;
+    emit_answer answer;
+  };
+
+  static void answer(const pending& p) {
+    xconn_emit_result r{sizeof(xconn_emit_result),
+                        p.answer.ok ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
+                        c_str(p.answer.message_id),
+                        p.answer.duplicate ? 1 : 0,
+                        c_str(p.answer.code),
+                        c_str(p.answer.message)};
+    p.done(p.user, &r);
+  }
+
+  static void log(void* ctx, xconn_log_level level, xconn_str text) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    self->logs_.emplace_back(level, std::string(view(text)));
+  }
+
+  static void report_health(void* ctx, xconn_health health, xconn_str) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    self->health_.push_back(health);
+  }
+
+  static void complete(xconn_call* c, xconn_status status, xconn_str result) {
+    auto* call = reinterpret_cast<test_call*>(c);
+    std::lock_guard lock(call->host->mutex_);
+    if (call->completions++ == 0) {
+      call->status = status;
+      call->json.assign(view(result));
+    }
+    call->host->completed_.notify_all();
+  }
+
+  static void emit(void* ctx, xconn_str channel, xconn_str message, xconn_emit_done done, void* user) {
+    auto* self = static_cast<test_host*>(ctx);
+    pending p{done, user, {}};
+    {
+      std::lock_guard lock(self->mutex_);
+      std::size_t index = self->emits_.size();
+      self->emits_.push_back({std::string(view(channel)), boost::json::parse(view(message)).as_object()});
+      p.answer = self->policy_ ? self->policy_(index) : accepted("msg_" + std::to_string(index + 1));
+      if (self->mode_ == emit_mode::held) {
+        self->held_.push_back(std::move(p));
+        return;
+      }
+    }
+    answer(p);  // unlocked: the plugin may complete a call from inside its callback
+  }
+
+  xconn_host_api api_;
+  std::chrono::milliseconds wait_deadline_;
+  std::mutex mutex_;
+  std::condition_variable completed_;
+  std::deque<test_call> calls_;  // a deque keeps the addresses the plugins hold
+  std::vector<std::pair<xconn_log_level, std::string>> logs_;
+  std::vector<xconn_health> health_;
+  emit_mode mode_ = emit_mode::sync;
+  std::function<emit_answer(std::size_t)> policy_;
+  std::vector<emitted> emits_;
+  std::vector<pending> held_;
+};
+
+// One plugin instance created by load() and stopped and destroyed in TearDown.
+class plugin_test : public ::testing::Test {
+ protected:
+  explicit plugin_test(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
+      : host_(wait_deadline) {}
+
+  void load(const std::filesystem::path& path, std::string_view config = "{}") {
+    lib_ = open_plugin(path);
+    api_ = entry(lib_);
+    ASSERT_NE(api_, nullptr);
+    instance_ = api_->xconn_plugin_on_create(host_.api(), c_str(config));
+    ASSERT_NE(instance_, nullptr);
+  }
+
+  // A host answers every emit before it lets the plugin go.
+  void TearDown() override {
+    if (instance_ == nullptr) return;
+    host_.release();
+    test_call& stop = host_.new_call();
+    api_->xconn_plugin_on_stop(instance_, stop.c_call());
+    EXPECT_TRUE(host_.wait(stop));
+    api_->xconn_plugin_on_destroy(instance_);
+    host_.expect_each_call_completed_once();
+  }
+
+  test_call& start_call() {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_start(instance_, call.c_call());
+    return call;
+  }
+
+  test_call& invoke_call(std::string_view tool, std::string_view args, std::string_view channel = "ch-1") {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_invoke_tool(instance_, call.c_call(), c_str(channel), c_str(tool), c_str(args),
+                                      c_str("{}"));
+    return call;
+  }
+
+  // Runs one tool and waits for its answer.
+  test_call& invoke(std::string_view tool, std::string_view args, std::string_view channel = "ch-1") {
+    test_call& call = invoke_call(tool, args, channel);
+    EXPECT_TRUE(host_.wait(call)) << tool << " never answered";
+    return call;
+  }
+
+  void expect_error(const test_call& call, std::string_view code, bool retryable = false) {
+    ASSERT_EQ(call.status, XCONN_STATUS_ERROR) << call.json;
+    boost::json::object error = call.result();
+    EXPECT_EQ(error.at("code").as_string(), code) << call.json;
+    EXPECT_EQ(error.at("retryable").as_bool(), retryable) << call.json;
+    EXPECT_FALSE(error.at("message").as_string().empty());
+  }
+
+  static std::int64_t unix_now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  boost::dll::shared_library lib_;  // declared first: it must outlive the instance
+  test_host host_;
+  const xconn_plugin_api* api_ = nullptr;
+  void* instance_ = nullptr;
+};
+
+}  // namespace xconn::test
