@@ -190,6 +190,33 @@ std::pair<std::size_t, std::size_t> channel_service::counts(std::string_view plu
   return table_.counts(plugin_id);
 }
 
+void channel_service::remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done) {
+  write_batch batch;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& id : ids) {
+      table_.erase(id);
+      strands_.erase(id);
+      batch.erase(std::string(database), id);
+    }
+  }
+  if (dropped_) dropped_(ids);
+  db_.write(std::move(batch), [done = std::move(done)](std::error_code ec) {
+    if (ec) spdlog::error("deregistered channels could not be erased: {}", ec.message());
+    if (done) done(ec);
+  });
+}
+
+std::vector<channel> channel_service::owned_by(std::string_view connector_id) {
+  std::lock_guard lock(mutex_);
+  return table_.owned_by(connector_id);
+}
+
+std::vector<std::string> channel_service::owners() {
+  std::lock_guard lock(mutex_);
+  return table_.owners();
+}
+
 std::optional<channel_service::route_info> channel_service::route_of(std::string_view channel_id) {
   std::lock_guard lock(mutex_);
   const auto* c = table_.find(channel_id);

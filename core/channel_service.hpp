@@ -70,6 +70,12 @@ class channel_service {
     std::shared_ptr<channel_route> route;
   };
   std::optional<route_info> route_of(std::string_view channel_id);
+  // Forced deregistration (leases): the channels, their records and auth runs go; the dropped listener hears
+  // of them. done runs once the erase is durable (on the store's writer thread).
+  void remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done = {});
+  std::vector<channel> owned_by(std::string_view connector_id);
+  std::vector<std::string> owners();
+
   // Told of channels that ended (temporary ones dropped by the sweep), outside the lock. Set before start.
   void on_dropped(std::function<void(const std::vector<std::string>&)> listener) { dropped_ = std::move(listener); }
 

@@ -1,5 +1,7 @@
 #include "core/channel_table.hpp"
 
+#include <algorithm>
+
 #include "core/ids.hpp"
 
 #include <boost/json.hpp>
@@ -146,6 +148,29 @@ std::vector<std::string> channel_table::expire() {
     it = channel_gone || ended_long_ago || abandoned ? runs_.erase(it) : std::next(it);
   }
   return dropped;
+}
+
+bool channel_table::erase(std::string_view id) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return false;
+  channels_.erase(it);
+  for (auto run = runs_.begin(); run != runs_.end();)
+    run = run->second.channel_id == id ? runs_.erase(run) : std::next(run);
+  return true;
+}
+
+std::vector<channel> channel_table::owned_by(std::string_view connector_id) const {
+  std::vector<channel> out;
+  for (const auto& [id, c] : channels_)
+    if (c.owner == connector_id) out.push_back(c);
+  return out;
+}
+
+std::vector<std::string> channel_table::owners() const {
+  std::vector<std::string> out;
+  for (const auto& [id, c] : channels_)
+    if (!c.owner.empty() && std::find(out.begin(), out.end(), c.owner) == out.end()) out.push_back(c.owner);
+  return out;
 }
 
 std::string channel_table::begin_auth(std::string_view channel_id, std::string_view flow_id) {

@@ -97,6 +97,13 @@ class channel_table {
   void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
   bool auth_running(std::string_view channel_id) const;
 
+  // Forced deregistration: the channel and its auth runs are gone (a later open of the id makes a new one).
+  bool erase(std::string_view id);
+  // Every channel whose owner is connector_id, temporary ones included.
+  std::vector<channel> owned_by(std::string_view connector_id) const;
+  // The distinct owners of every channel (to give each a lease after a restart).
+  std::vector<std::string> owners() const;
+
   // Channels of plugin_id that have a live route (for pushes).
   std::vector<channel> routed(std::string_view plugin_id) const;
   std::size_t size() const { return channels_.size(); }

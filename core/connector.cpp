@@ -104,6 +104,8 @@ connector::connector(std::shared_ptr<plugin_library> library, const connector_se
   host_api_.xconn_host_report_health = &connector::on_host_report_health;
   host_api_.xconn_host_complete = &connector::on_host_complete;
   host_api_.xconn_host_emit = &connector::on_host_emit;
+  host_api_.xconn_host_consumer_acquire = &connector::on_host_consumer_acquire;
+  host_api_.xconn_host_consumer_release = &connector::on_host_consumer_release;
   health_.last_seen_at = unix_ms();
 }
 
@@ -233,6 +235,20 @@ void connector::on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_
   if (!self->emit_handler_) return answer({false, "", false, "emit_unavailable", "this host takes no messages"});
   self->touch();
   self->emit_handler_(*self, str(channel_id), str(message_json), std::move(answer));
+}
+
+int connector::on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key) {
+  auto* self = static_cast<connector*>(ctx);
+  if (!self->consumer_handlers_.acquire || !channel_id.data || !consumer_key.data) return -1;
+  return self->consumer_handlers_.acquire(*self, std::string(channel_id.data, channel_id.size),
+                                          std::string(consumer_key.data, consumer_key.size));
+}
+
+void connector::on_host_consumer_release(void* ctx, xconn_str channel_id, xconn_str consumer_key) {
+  auto* self = static_cast<connector*>(ctx);
+  if (!self->consumer_handlers_.release || !channel_id.data || !consumer_key.data) return;
+  self->consumer_handlers_.release(*self, std::string(channel_id.data, channel_id.size),
+                                   std::string(consumer_key.data, consumer_key.size));
 }
 
 void connector::on_host_log(void* ctx, xconn_log_level level, xconn_str text) {

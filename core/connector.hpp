@@ -89,6 +89,14 @@ class connector : public std::enable_shared_from_this<connector> {
                                           std::function<void(emit_outcome)> done)>;
   void on_emit(emit_handler handler) { emit_handler_ = std::move(handler); }
 
+  // Where the plugin's shared-consumer references go (plugin.h xconn_host_consumer_acquire / _release). Set
+  // before start; they run on the plugin's thread and must not call back into it.
+  struct consumer_handlers {
+    std::function<int(connector& from, std::string channel_id, std::string consumer_key)> acquire;
+    std::function<void(connector& from, std::string channel_id, std::string consumer_key)> release;
+  };
+  void on_consumers(consumer_handlers handlers) { consumer_handlers_ = std::move(handlers); }
+
   const plugin_manifest& manifest() const { return library_->manifest; }
   const std::string& id() const { return library_->manifest.id; }
   std::uint64_t generation() const { return generation_; }
@@ -102,6 +110,8 @@ class connector : public std::enable_shared_from_this<connector> {
   static void on_host_report_health(void* ctx, xconn_health health, xconn_str code);
   static void on_host_complete(xconn_call* call, xconn_status status, xconn_str json);
   static void on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done, void* user);
+  static int on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key);
+  static void on_host_consumer_release(void* ctx, xconn_str channel_id, xconn_str consumer_key);
   void touch();  // the plugin showed a sign of life
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);
 
@@ -117,6 +127,7 @@ class connector : public std::enable_shared_from_this<connector> {
   health_snapshot health_;
   std::function<void(health_state)> health_listener_;
   emit_handler emit_handler_;
+  consumer_handlers consumer_handlers_;
 };
 
 }  // namespace xconn

@@ -74,6 +74,7 @@ void connector_registry::load_all() {
       conn->on_health_change([listener = health_listener_, id](health_state h) { listener(id, h); });
     }
     if (emit_handler_) conn->on_emit(emit_handler_);
+    conn->on_consumers(consumer_handlers_);
     auto started = conn->start(start_limit);
     if (!started.ok) {
       refuse(file, "start failed: " + (started.code.empty() ? std::string("error") : started.code) +

@@ -37,6 +37,7 @@ class connector_registry {
 
   // Where every plugin's emits go. Set before load_all.
   void set_emit_handler(connector::emit_handler handler) { emit_handler_ = std::move(handler); }
+  void set_consumer_handlers(connector::consumer_handlers handlers) { consumer_handlers_ = std::move(handlers); }
 
   // Loads, validates, creates and starts every candidate in plugins.dir (blocking; at start-up).
   void load_all();
@@ -59,6 +60,7 @@ class connector_registry {
   std::uint64_t next_generation_ = 1;
   std::function<void(const std::string&, health_state)> health_listener_;
   connector::emit_handler emit_handler_;
+  connector::consumer_handlers consumer_handlers_;
 };
 
 }  // namespace xconn

@@ -2,6 +2,7 @@
 
 #include "core/channel_service.hpp"
 #include "core/connector_card.hpp"
+#include "core/consumer_registry.hpp"
 #include "core/inbound_service.hpp"
 #include "core/metrics.hpp"
 #include "core/outbound_service.hpp"
@@ -60,7 +61,8 @@ http_response health(server_context& ctx, const connector& c, const http_request
                       {"last_seen_at", h.last_seen_at}}},
                     {"channels", {{"open", open}, {"authenticated", authenticated}}},
                     {"inbound", inbound_health(ctx.inbound.stats(c.id()))},
-                    {"outbound", outbound_health(ctx.outbound.stats(c.id()))}};
+                    {"outbound", outbound_health(ctx.outbound.stats(c.id()))},
+                    {"consumers", {{"live", ctx.consumers.live(c.id())}}}};
   auto code = h.health == health_state::down ? http::status::service_unavailable : http::status::ok;
   return json_response(req, code, json::serialize(body));
 }

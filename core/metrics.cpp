@@ -1,6 +1,8 @@
 #include "core/metrics.hpp"
 
 #include "core/channel_service.hpp"
+#include "core/consumer_registry.hpp"
+#include "core/lease_service.hpp"
 
 #include <utility>
 #include <vector>
@@ -57,6 +59,7 @@ std::string render_metrics(server_context& ctx) {
       {"xconn_outbound_deltas_total", "counter", "chat.message.delta packets.", {}},
       {"xconn_channels_open", "gauge", "Channels with a route.", {}},
       {"xconn_channels_authenticated", "gauge", "Channels signed in.", {}},
+      {"xconn_consumers_live", "gauge", "Shared target consumers held by at least one channel.", {}},
   };
   for (const auto& conn : ctx.connectors.all()) {
     const auto& id = conn->id();
@@ -66,7 +69,7 @@ std::string render_metrics(server_context& ctx) {
     std::uint64_t values[] = {in.pending,   in.accepted, in.duplicates, in.refused,    in.sent,
                               in.redelivered, in.delivered, in.rejected, in.expired,    in.evicted,
                               out.finals,   out.accepted, out.duplicates, out.rejected, out.deltas,
-                              open,         authenticated};
+                              open,         authenticated, ctx.consumers.live(id)};
     for (std::size_t i = 0; i < families.size(); ++i) families[i].samples.emplace_back(id, values[i]);
   }
   std::string text;
@@ -74,6 +77,9 @@ std::string render_metrics(server_context& ctx) {
   text += "# HELP xconn_store_commits_total LMDB write transactions committed (one per group of writes).\n"
           "# TYPE xconn_store_commits_total counter\nxconn_store_commits_total " +
           std::to_string(ctx.db.commit_count()) + "\n";
+  text += "# HELP xconn_channels_deregistered_total Channels force-deregistered when their connector_id's lease ran out.\n"
+          "# TYPE xconn_channels_deregistered_total counter\nxconn_channels_deregistered_total " +
+          std::to_string(ctx.leases.deregistered()) + "\n";
   text += "# HELP xconn_packets_dropped_total Packets of a profile their socket did not negotiate.\n"
           "# TYPE xconn_packets_dropped_total counter\nxconn_packets_dropped_total " +
           std::to_string(ctx.profile_dropped.load()) + "\n";

@@ -5,7 +5,9 @@
 #include "core/connector_ids.hpp"
 #include "core/connector_registry.hpp"
 #include "core/http_listener.hpp"
+#include "core/consumer_registry.hpp"
 #include "core/inbound_service.hpp"
+#include "core/lease_service.hpp"
 #include "core/outbound_service.hpp"
 #include "core/server_context.hpp"
 #include "core/store.hpp"
@@ -34,6 +36,8 @@ struct server::impl {
   std::unique_ptr<channel_service> channels;
   std::unique_ptr<inbound_service> inbound;
   std::unique_ptr<outbound_service> outbound;
+  std::unique_ptr<consumer_registry> consumers;
+  std::unique_ptr<lease_service> leases;
   std::unique_ptr<server_context> ctx;
   std::shared_ptr<http_listener> listener;
   std::vector<std::thread> threads;
@@ -68,6 +72,8 @@ server::~server() {
   // Sockets and pending handlers go before the io_context they belong to, and before the context
   // (sessions unregister from it when they die).
   impl_->listener.reset();
+  impl_->leases.reset();
+  impl_->consumers.reset();
   impl_->outbound.reset();
   impl_->inbound.reset();   // its tick timer belongs to the io_context
   impl_->channels.reset();  // its sweep timer belongs to the io_context
@@ -82,7 +88,8 @@ std::string server::start() {
   opts.map_size_bytes = cfg.store.map_size_bytes;
   opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv", std::string(channel_service::database),
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
-                    std::string(inbound_service::ids_db), std::string(outbound_service::completed_db)};
+                    std::string(inbound_service::ids_db), std::string(outbound_service::completed_db),
+                    std::string(consumer_registry::database)};
   auto db = store::open(opts);
   if (!db) return "store: " + db.error();
   s.db = std::move(*db);
@@ -100,6 +107,19 @@ std::string server::start() {
   s.channels = std::make_unique<channel_service>(*s.db, s.cfg, *s.connectors, *s.io);
   s.inbound = std::make_unique<inbound_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.io);
   s.outbound = std::make_unique<outbound_service>(*s.db, s.cfg, *s.channels, *s.inbound);
+  s.consumers = std::make_unique<consumer_registry>(*s.db);
+  s.leases = std::make_unique<lease_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.consumers, *s.io);
+  s.connectors->set_consumer_handlers(
+      {[consumers = s.consumers.get(), channels = s.channels.get()](connector& from, std::string channel_id,
+                                                                    std::string key) {
+         // Only a channel of this plugin can hold a reference: a stray id would hold one nobody releases.
+         auto where = channels->route_of(channel_id);
+         if (!where || where->plugin_id != from.id()) return -1;
+         return consumers->acquire(from.id(), channel_id, key);
+       },
+       [consumers = s.consumers.get(), cfg = &s.cfg](connector& from, std::string channel_id, std::string key) {
+         if (consumers->release(from.id(), channel_id, key)) stop_consumers(from, {key}, cfg->tools.timeout_s);
+       }});
   s.connectors->set_health_listener(
       [channels = s.channels.get()](const std::string& plugin_id, health_state) { channels->on_health_change(plugin_id); });
   s.connectors->set_emit_handler([inbound = s.inbound.get()](connector& from, std::string channel_id, std::string json,
@@ -112,7 +132,7 @@ std::string server::start() {
   });
   s.inbound->on_tick([outbound = s.outbound.get(), connectors = s.connectors.get()] { outbound->tick(*connectors); });
   s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, *s.inbound, *s.outbound,
-                                 {}, {}, {}, {}});
+                                 *s.leases, *s.consumers, {}, {}, {}, {}});
 
   auto endpoint = parse_listen(*s.io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
@@ -129,15 +149,22 @@ std::string server::start() {
   auto restored = s.channels->load();
   auto waiting = s.inbound->load();
   s.outbound->load();
+  s.consumers->load();
+  // References of channels that are gone (deregistered while a write was lost, say) would never be released.
+  for (const auto& [plugin_id, channel_id] : s.consumers->channels())
+    if (!s.channels->route_of(channel_id)) s.consumers->release_channel(plugin_id, channel_id);
+  auto leased = s.leases->load();
   s.connectors->load_all();
   s.channels->start();
   s.inbound->start();
+  s.leases->start();
   s.listener->run();
   int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
   s.running = true;
-  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored, {} inbound messages waiting)",
-               host, s.port, n, s.connectors->all().size(), restored, waiting);
+  spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored, {} inbound messages waiting, "
+               "{} connector_ids on lease)",
+               host, s.port, n, s.connectors->all().size(), restored, waiting, leased);
   for (const auto& c : s.connectors->all())
     spdlog::info("connector base URL: {}/connectors/{}", s.base_url, c->id());
   return {};
@@ -159,6 +186,7 @@ void server::stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   s.channels->stop();
   s.inbound->stop();
+  s.leases->stop();
   s.connectors->stop_all();
   s.db->flush();
   s.work.reset();

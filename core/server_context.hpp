@@ -20,6 +20,8 @@ class ws_session;
 class channel_service;
 class inbound_service;
 class outbound_service;
+class lease_service;
+class consumer_registry;
 
 // The open data-plane sockets, so shutdown can close each with 1001.
 class ws_session_set {
@@ -43,6 +45,8 @@ struct server_context {
   channel_service& channels;
   inbound_service& inbound;
   outbound_service& outbound;
+  lease_service& leases;
+  consumer_registry& consumers;
   std::string public_base_url;  // no trailing slash
   ws_session_set sessions;
   std::atomic<bool> stopping{false};

@@ -52,6 +52,17 @@ std::string tool_calls::key_for(std::string_view plugin_id, std::string_view cha
   return out;
 }
 
+void tool_calls::drop_channel(std::string_view plugin_id, std::string_view channel_id) {
+  std::string prefix = key_for(plugin_id, channel_id, "");
+  prefix.resize(prefix.rfind('\n') + 1);  // "<plugin>\n<channel>\n"
+  write_batch batch;
+  db_.scan(database, prefix, [&](std::string_view key, std::string_view) {
+    batch.erase(std::string(database), std::string(key));
+    return true;
+  });
+  if (!batch.ops.empty()) db_.write(std::move(batch));
+}
+
 void tool_calls::run_once(const std::string& key, run_fn run, done_fn done) {
   long long oldest = unix_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(window_).count();
   std::optional<tool_outcome> replay;

@@ -36,6 +36,8 @@ class tool_calls {
   tool_calls(const tool_calls&) = delete;
   tool_calls& operator=(const tool_calls&) = delete;
 
+  // The channel was deregistered: its replay records go.
+  void drop_channel(std::string_view plugin_id, std::string_view channel_id);
   static std::string key_for(std::string_view plugin_id, std::string_view channel_id, std::string_view key);
 
   // done runs on the store's writer thread (a fresh outcome) or the caller's (a replay); post real work.

@@ -6,6 +6,7 @@
 #include "core/channel_service.hpp"
 #include "core/descriptor.hpp"
 #include "core/inbound_service.hpp"
+#include "core/lease_service.hpp"
 #include "core/log.hpp"
 #include "core/packet_payload.hpp"
 
@@ -306,6 +307,9 @@ void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
           return self->deliver_answer(encode_packet(ack));
         }
         (*ack.payload)["status"] = "ok";
+        // Signed out: the channel holds no shared consumer any more; one that lost its last holder stops.
+        stop_consumers(*self->connector_, self->ctx_.consumers.release_channel(self->connector_->id(), channel_id),
+                       self->ctx_.cfg.tools.timeout_s);
         self->ctx_.channels.logout(channel_id, [self, ack = std::move(ack)](std::optional<channel> c,
                                                                              std::error_code ec) mutable {
           self->deliver_with_descriptor(std::move(ack), c, ec);

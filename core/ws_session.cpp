@@ -1,5 +1,7 @@
 #include "core/ws_session.hpp"
 
+#include "core/lease_service.hpp"
+
 #include "core/connector_card.hpp"
 #include "core/hello.hpp"
 
@@ -18,6 +20,7 @@ ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ct
 
 ws_session::~ws_session() {
   ctx_.sessions.remove(this);
+  if (hello_done_) ctx_.leases.socket_closed(connector_id_);
   drop_outbox();
 }
 
@@ -165,6 +168,7 @@ void ws_session::handle_hello(const packet_view& p) {
                        }
                        self->hello_done_ = true;
                        self->connector_id_ = connector_id;
+                       self->ctx_.leases.hello(connector_id);
                        self->profiles_ = std::move(profiles);
                        const auto& card_id = self->connector_->manifest().card_id;
                        ack.payload = json::object{{"connector_card_id", card_id},

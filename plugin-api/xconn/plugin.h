@@ -97,6 +97,16 @@ typedef struct xconn_host_api {
    * the host's to deliver (at least once, in order). A message the host refuses is not stored at all. */
   void (*xconn_host_emit)(void* host_ctx, xconn_str connector_channel_id, xconn_str message_json,
                           xconn_emit_done done, void* user);
+
+  /* Since 1.1. Shared consumers (seed 000's third owner): one target consumer (a bot token's poller, an app's
+   * event stream) serves every channel signed in with that credential. consumer_key names the credential
+   * without being it (a hash, an app id): the host stores it and shows counts, never the credential.
+   * acquire records that the channel uses the consumer (durably; idempotent per channel) and returns the number
+   * of channels that now hold it: 1 means this is the first, so start it. release drops the channel's
+   * reference. The host drops a channel's references itself when the channel is signed out or deregistered, and
+   * calls on_consumer_stop when, and only when, the last reference went. Returns -1 on a bad argument. */
+  int (*xconn_host_consumer_acquire)(void* host_ctx, xconn_str connector_channel_id, xconn_str consumer_key);
+  void (*xconn_host_consumer_release)(void* host_ctx, xconn_str connector_channel_id, xconn_str consumer_key);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {
@@ -180,6 +190,8 @@ typedef struct xconn_plugin_api {
    * the raw query string. Completes with {"status": 100-599, "content_type", "body" (a string)}. */
   void (*xconn_plugin_on_http)(void* instance, xconn_call* call, xconn_str method, xconn_str path,
                                xconn_str query, xconn_str body);
+  /* Since 1.1. The last channel holding consumer_key let go of it: stop that consumer. Completes with {}. */
+  void (*xconn_plugin_on_consumer_stop)(void* instance, xconn_call* call, xconn_str consumer_key);
 } xconn_plugin_api;
 
 /* The one exported symbol. host_api_major lets a plugin that serves several majors pick its table. */

@@ -115,6 +115,14 @@ class host {
     api_->xconn_host_emit(api_->host_ctx, to_c(connector_channel_id), to_c(message_json), &host::emit_done, user);
   }
 
+  // Shared consumers (see plugin.h): acquire returns how many channels hold the consumer now (1: start it).
+  int acquire_consumer(std::string_view connector_channel_id, std::string_view consumer_key) const {
+    return api_->xconn_host_consumer_acquire(api_->host_ctx, to_c(connector_channel_id), to_c(consumer_key));
+  }
+  void release_consumer(std::string_view connector_channel_id, std::string_view consumer_key) const {
+    api_->xconn_host_consumer_release(api_->host_ctx, to_c(connector_channel_id), to_c(consumer_key));
+  }
+
  private:
   static void emit_done(void* user, const xconn_emit_result* c) {
     auto* fn = static_cast<std::function<void(emit_result)>*>(user);
@@ -242,6 +250,11 @@ class plugin {
     (void)query;
     (void)body;
     done.ok(http_answer(404, R"({"error":{"code":"not_found","message":"no such route"}})"));
+  }
+  // The last channel holding the consumer let go: stop it.
+  virtual void consumer_stop(std::string_view consumer_key, completion done) {
+    (void)consumer_key;
+    done.ok();
   }
 };
 
@@ -396,6 +409,13 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
         guarded(self->host, [&](xconn_call** rescue) {
           self->object->http(from_c(method), from_c(path), from_c(query), from_c(body),
                              completion(self->host, call, rescue));
+        });
+      },
+      // on_consumer_stop
+      [](void* p, xconn_call* call, xconn_str key) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          self->object->consumer_stop(from_c(key), completion(self->host, call, rescue));
         });
       },
   };

@@ -46,6 +46,9 @@ struct auth_answer {
   std::optional<std::int64_t> poll_interval_millis;
   std::string message;
   std::optional<auth_binding> binding;
+  // Not on the wire. Set when this answer signed the channel in: the shared consumer the channel now holds ("" for
+  // none). Unset when the channel's sign-in did not change (a pending run, a repeated poll of a finished QR run).
+  std::optional<std::string> consumer_key = std::nullopt;
 
   std::string to_json() const {
     boost::json::object out{{"status", status}};
@@ -65,6 +68,12 @@ using auth_outcome = std::variant<auth_answer, xconn::sdk::error>;
 
 // "echo-" + the first 6 hex digits of sha256(token): tells two tokens apart without revealing either.
 inline std::string token_account_hint(std::string_view token) { return "echo-" + sha256_hex(token).substr(0, 6); }
+
+// The shared consumer of every channel signed in with the token ("Channels with the same token share one shared
+// consumer"): "token-" + the first 16 hex digits of sha256(token). It names the credential for the host's counts
+// and logs without being it. A QR sign-in holds no consumer: echo's QR identity is the channel's own, with no
+// credential another channel could share, so a reference count on it would always be 1 and say nothing.
+inline std::string token_consumer_key(std::string_view token) { return "token-" + sha256_hex(token).substr(0, 16); }
 
 class auth_flows {
  public:
@@ -114,7 +123,9 @@ class auth_flows {
     }
     session.authenticated = true;
     logins_[session.channel] = qr_binding();
-    return authenticated(qr_binding());
+    auth_answer signed_in = authenticated(qr_binding());
+    signed_in.consumer_key = "";  // replaces a token sign-in of the channel, and holds no consumer of its own
+    return signed_in;
   }
 
   // Abandons one run; the channel's login, if any, stays.
@@ -164,9 +175,12 @@ class auth_flows {
       return xconn::sdk::error{"invalid_credentials", "Echo refused the token.", false};
     }
     auth_binding binding{std::string(display_name), token_account_hint(token->as_string())};
+    std::string consumer = token_consumer_key(token->as_string());
     std::lock_guard lock(mutex_);
     logins_[std::string(channel)] = binding;
-    return authenticated(std::move(binding));
+    auth_answer signed_in = authenticated(std::move(binding));
+    signed_in.consumer_key = std::move(consumer);
+    return signed_in;
   }
 
   void issue_qr(qr_session& session, std::int64_t now) {

@@ -14,11 +14,14 @@
 // never binds to whatever Boost the host carries. Exactly one translation unit may include this.
 #include <boost/json/src.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -164,7 +167,12 @@ class echo_plugin final : public xconn::sdk::plugin {
 
   // The config is validated before create.
   echo_plugin(xconn::sdk::host host, std::string_view config_json)
-      : host_(host), sent_(sent_log_max_of(config_json)), auth_(unix_now_ms, random_token) {}
+      : host_(host),
+        consumers_supported_(host.c_api()->struct_size >= offsetof(xconn_host_api, xconn_host_consumer_release) +
+                                                              sizeof(host.c_api()->xconn_host_consumer_release) &&
+                             host.c_api()->xconn_host_consumer_acquire && host.c_api()->xconn_host_consumer_release),
+        sent_(sent_log_max_of(config_json)),
+        auth_(unix_now_ms, random_token) {}
 
   void start(completion done) override {
     sleeps_.start();
@@ -173,8 +181,13 @@ class echo_plugin final : public xconn::sdk::plugin {
     done.ok();
   }
 
+  // Every consumer stops with the plugin; the host keeps the channels' references for the next start.
   void stop(completion done) override {
     sleeps_.stop();
+    {
+      std::lock_guard lock(consumers_mutex_);
+      live_consumers_.clear();
+    }
     host_.info("echo stopped");
     done.ok();
   }
@@ -216,6 +229,7 @@ class echo_plugin final : public xconn::sdk::plugin {
 
   void auth_logout(std::string_view connector_channel_id, completion done) override {
     auth_.logout(connector_channel_id);
+    hold_consumer(connector_channel_id, "");
     host_.info("channel " + std::string(connector_channel_id) + " signed out");
     done.ok();
   }
@@ -254,6 +268,23 @@ class echo_plugin final : public xconn::sdk::plugin {
       }
       activity_[channel] = {std::string(status), std::string(tool_name)};
     }
+    done.ok();
+  }
+
+  // The host saw the last channel reference of the key go. A channel here that signed in with it since (its
+  // acquire raced this call) keeps it running: echo checks its own references (the spec's lower layer).
+  void consumer_stop(std::string_view consumer_key, completion done) override {
+    std::size_t holders = 0;
+    bool stopped = false;
+    {
+      std::lock_guard lock(consumers_mutex_);
+      holders = static_cast<std::size_t>(
+          std::count_if(holding_.begin(), holding_.end(), [&](const auto& h) { return h.second == consumer_key; }));
+      if (holders == 0) stopped = live_consumers_.erase(std::string(consumer_key)) > 0;
+    }
+    std::string key(consumer_key);
+    if (stopped) host_.info("consumer " + key + " stopped");
+    if (holders > 0) host_.info("consumer " + key + " kept: " + std::to_string(holders) + " channel(s) here hold it");
     done.ok();
   }
 
@@ -350,7 +381,43 @@ class echo_plugin final : public xconn::sdk::plugin {
       host_.info("channel " + std::string(connector_channel_id) + " signed in with " + std::string(flow_id) + " as " +
                  reply.binding->account_hint);
     }
+    if (reply.consumer_key) hold_consumer(connector_channel_id, *reply.consumer_key);
     done.ok(reply.to_json());
+  }
+
+  // The channel signed in anew (or out: key ""): it now holds key and lets go of the one it held before. Host calls
+  // run outside the lock. Calls for one channel never overlap (the host's strand), so only other channels race.
+  // A refused acquire (an old host, a host without the registry wired) leaves the sign-in itself good.
+  void hold_consumer(std::string_view connector_channel_id, const std::string& key) {
+    std::string channel(connector_channel_id);
+    std::string old;
+    {
+      std::lock_guard lock(consumers_mutex_);
+      if (auto it = holding_.find(channel); it != holding_.end() && it->second != key) {
+        old = std::move(it->second);
+        holding_.erase(it);
+      }
+    }
+    if (!key.empty()) {
+      int holders = consumers_supported_ ? host_.acquire_consumer(channel, key) : -1;
+      if (holders < 0) {
+        host_.warn("channel " + channel + ": the host refused shared consumer " + key);
+      } else {
+        std::uint64_t starts = 0;
+        {
+          std::lock_guard lock(consumers_mutex_);
+          holding_[channel] = key;
+          // Started when the host counts the first channel, or when a restart kept the host's references but not
+          // the running consumer.
+          if (live_consumers_.insert(key).second) starts = ++consumer_starts_;
+        }
+        if (starts > 0) {
+          host_.info("consumer " + key + " started (" + std::to_string(holders) + " channel(s); start " +
+                     std::to_string(starts) + ")");
+        }
+      }
+    }
+    if (!old.empty() && consumers_supported_) host_.release_consumer(channel, old);
   }
 
   void sleep(const json::object& args, completion done) {
@@ -366,6 +433,11 @@ class echo_plugin final : public xconn::sdk::plugin {
   };
 
   xconn::sdk::host host_;
+  const bool consumers_supported_;  // the host's table carries the shared-consumer calls
+  std::mutex consumers_mutex_;
+  std::unordered_map<std::string, std::string> holding_;  // channel -> the consumer key it signed in with
+  std::set<std::string, std::less<>> live_consumers_;     // started and not stopped
+  std::uint64_t consumer_starts_ = 0;                     // how many times a consumer was started
   sent_log sent_;
   delay_queue sleeps_;
   auth_flows auth_;

@@ -1,6 +1,7 @@
 // A host for driving a plugin .so through the C ABI alone (xconn/plugin.h), the way xconnd does: it records log
-// lines, health reports and emits, answers each emit by policy (at once, or later from other threads), and lets a
-// test wait for a call's completion with a deadline. plugin_test loads one instance and checks, when the test
+// lines, health reports and emits, answers each emit by policy (at once, or later from other threads), counts
+// shared-consumer references per (channel, key) as the host's registry does, and lets a test wait for a call's
+// completion with a deadline. plugin_test loads one instance and checks, when the test
 // ends, that every call was completed exactly once.
 #pragma once
 
@@ -22,7 +23,9 @@
 #include <filesystem>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -79,6 +82,14 @@ struct emitted {
   boost::json::object message;
 };
 
+// One xconn_host_consumer_acquire or _release the plugin made, with what the host answered.
+struct consumer_call {
+  bool acquire = true;  // false: release
+  std::string channel;
+  std::string key;
+  int answer = 0;  // acquire: the count (or -1); release: the count left (-1: the channel did not hold it)
+};
+
 class test_host {
  public:
   // held: emits wait until release(), which answers them from another thread.
@@ -87,7 +98,7 @@ class test_host {
   // wait_deadline: how long wait() gives a call by default.
   explicit test_host(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
-             &complete, &emit},
+             &complete, &emit, &consumer_acquire, &consumer_release},
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
@@ -172,6 +183,39 @@ class test_host {
     return health_;
   }
 
+  std::vector<consumer_call> consumer_calls() {
+    std::lock_guard lock(mutex_);
+    return consumer_calls_;
+  }
+
+  // How many channels hold key now.
+  std::size_t consumer_references(std::string_view key) {
+    std::lock_guard lock(mutex_);
+    auto it = consumer_holders_.find(key);
+    return it == consumer_holders_.end() ? 0 : it->second.size();
+  }
+
+  // The keys whose last reference went, in order (a host would now call on_consumer_stop for each).
+  std::vector<std::string> consumers_at_zero() {
+    std::lock_guard lock(mutex_);
+    return consumers_at_zero_;
+  }
+
+  // A reference the host already holds (restored from its store after a restart), not a call of the plugin.
+  void hold_consumer(std::string_view channel, std::string_view key) {
+    std::lock_guard lock(mutex_);
+    consumer_holders_[std::string(key)].emplace(channel);
+  }
+
+  // The host's rule for a consumer key: 1-128 bytes of printable ASCII.
+  static bool valid_consumer_key(std::string_view key) {
+    if (key.empty() || key.size() > 128) return false;
+    for (char c : key) {
+      if (c < 0x20 || c > 0x7e) return false;
+    }
+    return true;
+  }
+
  private:
   struct pending {
     xconn_emit_done done;
@@ -227,6 +271,34 @@ class test_host {
     answer(p);  // unlocked: the plugin may complete a call from inside its callback
   }
 
+  static int consumer_acquire(void* ctx, xconn_str channel, xconn_str key) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    consumer_call call{true, std::string(view(channel)), std::string(view(key)), -1};
+    if (!call.channel.empty() && valid_consumer_key(call.key)) {
+      auto& holders = self->consumer_holders_[call.key];
+      holders.insert(call.channel);
+      call.answer = static_cast<int>(holders.size());
+    }
+    self->consumer_calls_.push_back(std::move(call));
+    return self->consumer_calls_.back().answer;
+  }
+
+  static void consumer_release(void* ctx, xconn_str channel, xconn_str key) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    consumer_call call{false, std::string(view(channel)), std::string(view(key)), -1};
+    auto it = self->consumer_holders_.find(call.key);
+    if (it != self->consumer_holders_.end() && it->second.erase(call.channel) > 0) {
+      call.answer = static_cast<int>(it->second.size());
+      if (it->second.empty()) {
+        self->consumers_at_zero_.push_back(call.key);
+        self->consumer_holders_.erase(it);
+      }
+    }
+    self->consumer_calls_.push_back(std::move(call));
+  }
+
   xconn_host_api api_;
   std::chrono::milliseconds wait_deadline_;
   std::mutex mutex_;
@@ -238,6 +310,9 @@ class test_host {
   std::function<emit_answer(std::size_t)> policy_;
   std::vector<emitted> emits_;
   std::vector<pending> held_;
+  std::vector<consumer_call> consumer_calls_;
+  std::map<std::string, std::set<std::string>, std::less<>> consumer_holders_;  // key -> channels
+  std::vector<std::string> consumers_at_zero_;
 };
 
 // One plugin instance created by load() and stopped and destroyed in TearDown.
@@ -275,6 +350,14 @@ class plugin_test : public ::testing::Test {
     test_call& call = host_.new_call();
     api_->xconn_plugin_on_invoke_tool(instance_, call.c_call(), c_str(channel), c_str(tool), c_str(args),
                                       c_str("{}"));
+    return call;
+  }
+
+  // Tells the plugin the last reference of key went, as the host does, and waits for its answer.
+  test_call& consumer_stop(std::string_view key) {
+    test_call& call = host_.new_call();
+    api_->xconn_plugin_on_consumer_stop(instance_, call.c_call(), c_str(key));
+    EXPECT_TRUE(host_.wait(call)) << "consumer_stop never answered";
     return call;
   }
 
