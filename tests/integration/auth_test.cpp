@@ -15,11 +15,6 @@ using namespace std::chrono_literals;
 
 const std::vector<std::string> both_profiles{"xagent.im.v1", "xagent.im.v2"};
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();

@@ -20,11 +20,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 class messaging : public ::testing::Test {
  protected:
   explicit messaging(const std::function<void(config&)>& tweak = {})

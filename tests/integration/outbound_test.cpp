@@ -24,11 +24,6 @@ using steady = std::chrono::steady_clock;
 const std::string relay_token = "tok-relay-1";
 const std::string secret_thrown_text = "internal-detail-7f3a";  // what relay's send throws with
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 std::string repeat(std::string_view piece, int n) {
   std::string s;
   for (int i = 0; i < n; ++i) s += piece;

@@ -16,11 +16,6 @@ namespace json = boost::json;
 
 const std::vector<std::string> both_profiles{"xagent.im.v1", "xagent.im.v2"};
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 std::string status_of(const json::object& ack) {
   return text_of(descriptor_in(ack)["connection"].as_object(), "status");
 }

@@ -18,11 +18,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 // "abc€😀" and its reverse by code point (split literals keep the hex escapes apart from the letters).
 const std::string mixed = "abc" "\xe2\x82\xac" "\xf0\x9f\x98\x80";
 const std::string mixed_reversed = "\xf0\x9f\x98\x80" "\xe2\x82\xac" "cba";

@@ -25,6 +25,11 @@ std::string str(const json::value* v) { return v && v->is_string() ? std::string
 
 }  // namespace
 
+std::string text_of(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
 std::string error_code(const json::object& packet) {
   auto* e = packet.if_contains("error");
   if (!e || !e->is_object()) return "";

@@ -81,6 +81,8 @@ class dp_client {
   std::vector<std::string> received_;
 };
 
+// A string member ("" when absent or not a string).
+std::string text_of(const boost::json::object& o, const char* key);
 // The envelope error code ("" when none).
 std::string error_code(const boost::json::object& packet);
 // payload (an empty object when absent or not an object).
