@@ -240,6 +240,7 @@ void inbound_service::pump(const std::string& channel_id) {
   write_batch erased;
   retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
   if (!erased.ops.empty()) db_.write(std::move(erased));
+  if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
   inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text};
   auto& count = counters_[st.plugin_id];
   for (auto seq : batch_of.send) {
