@@ -108,9 +108,22 @@ void http_session::on_write(bool keep_alive, beast::error_code ec, std::size_t) 
   if (ec) return;
   if (!keep_alive) {
     stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
-    return;
+    return drain();
   }
   do_read();
+}
+
+void http_session::drain() {
+  // Closing with unread bytes sends a reset, which can destroy the answer (a 413 sent while the client is still
+  // writing its body) before the client reads it. So read and discard what still comes, briefly: a lingering close.
+  if (!draining_) {
+    draining_ = true;
+    stream_.expires_after(linger_limit);
+  }
+  stream_.async_read_some(boost::asio::buffer(drain_buffer_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (!ec) self->drain();
+                          });
 }
 
 }  // namespace xconn
