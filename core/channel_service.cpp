@@ -221,7 +221,7 @@ std::optional<channel_service::route_info> channel_service::route_of(std::string
   std::lock_guard lock(mutex_);
   const auto* c = table_.find(channel_id);
   if (!c) return std::nullopt;
-  return route_info{c->plugin_id, c->route.lock()};
+  return route_info{c->plugin_id, c->route.lock(), c->authenticated};
 }
 
 connector::strand channel_service::strand_for(connector& conn, std::string_view channel_id) {

@@ -68,6 +68,7 @@ class channel_service {
   struct route_info {
     std::string plugin_id;
     std::shared_ptr<channel_route> route;
+    bool authenticated = false;
   };
   std::optional<route_info> route_of(std::string_view channel_id);
   // Forced deregistration (leases): the channels, their records and auth runs go; the dropped listener hears

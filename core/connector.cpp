@@ -106,6 +106,10 @@ connector::connector(std::shared_ptr<plugin_library> library, const connector_se
   host_api_.xconn_host_emit = &connector::on_host_emit;
   host_api_.xconn_host_consumer_acquire = &connector::on_host_consumer_acquire;
   host_api_.xconn_host_consumer_release = &connector::on_host_consumer_release;
+  host_api_.xconn_host_file_begin = &connector::on_host_file_begin;
+  host_api_.xconn_host_file_write = &connector::on_host_file_write;
+  host_api_.xconn_host_file_end = &connector::on_host_file_end;
+  host_api_.xconn_host_file_read = &connector::on_host_file_read;
   health_.last_seen_at = unix_ms();
 }
 
@@ -249,6 +253,50 @@ void connector::on_host_consumer_release(void* ctx, xconn_str channel_id, xconn_
   if (!self->consumer_handlers_.release || !channel_id.data || !consumer_key.data) return;
   self->consumer_handlers_.release(*self, std::string(channel_id.data, channel_id.size),
                                    std::string(consumer_key.data, consumer_key.size));
+}
+
+xconn_file_upload* connector::on_host_file_begin(void* ctx, xconn_str channel_id, xconn_str filename, xconn_str mime) {
+  auto* self = static_cast<connector*>(ctx);
+  if (!self->files_ || !channel_id.data) return nullptr;
+  auto str = [](xconn_str s) { return std::string_view(s.data ? s.data : "", s.data ? s.size : 0); };
+  auto* upload = self->files_->begin(self->id(), str(channel_id), str(filename), str(mime));
+  if (upload) upload->from = self->shared_from_this();
+  return upload;
+}
+
+int connector::on_host_file_write(xconn_file_upload* upload, const void* data, size_t size) {
+  if (!upload || (!data && size)) return -1;
+  return upload->from->files_->write(*upload, {static_cast<const char*>(data), size}) ? 0 : -1;
+}
+
+void connector::on_host_file_end(xconn_file_upload* upload, int keep, xconn_file_done done, void* user) {
+  if (!upload) return;
+  auto self = upload->from;
+  // As with emit: the plugin's callback runs on the plugin pool, with the library kept loaded.
+  self->files_->end(upload, keep != 0, [self, done, user](boost::system::result<stored_file, std::string> stored) {
+    boost::asio::post(self->pool_, [self, done, user, stored = std::move(stored)] {
+      std::string item = stored ? boost::json::serialize(stored->item()) : std::string();
+      std::string code = stored ? std::string() : stored.error();
+      std::string message = code == "payload_too_large" ? "over files.max_bytes"
+                            : code == "discarded"        ? "discarded by the plugin"
+                            : code.empty()               ? ""
+                                                         : "the file could not be stored";
+      xconn_file_result r{sizeof(xconn_file_result),
+                          stored ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
+                          {item.data(), item.size()},
+                          {code.data(), code.size()},
+                          {message.data(), message.size()}};
+      if (done) done(user, &r);
+    });
+  });
+}
+
+int64_t connector::on_host_file_read(void* ctx, xconn_str channel_id, xconn_str file_ref, uint64_t offset,
+                                     void* buffer, size_t capacity) {
+  auto* self = static_cast<connector*>(ctx);
+  if (!self->files_ || !channel_id.data || !file_ref.data || (!buffer && capacity)) return -1;
+  return self->files_->read(self->id(), {channel_id.data, channel_id.size}, {file_ref.data, file_ref.size}, offset,
+                            static_cast<char*>(buffer), capacity);
 }
 
 void connector::on_host_log(void* ctx, xconn_log_level level, xconn_str text) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/config.hpp"
+#include "core/plugin_files.hpp"
 #include "core/plugin_library.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -97,6 +98,9 @@ class connector : public std::enable_shared_from_this<connector> {
   };
   void on_consumers(consumer_handlers handlers) { consumer_handlers_ = std::move(handlers); }
 
+  // The file store the plugin writes attachments to and reads outbound files from. Set before start.
+  void on_files(plugin_files* files) { files_ = files; }
+
   const plugin_manifest& manifest() const { return library_->manifest; }
   const std::string& id() const { return library_->manifest.id; }
   std::uint64_t generation() const { return generation_; }
@@ -112,6 +116,11 @@ class connector : public std::enable_shared_from_this<connector> {
   static void on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done, void* user);
   static int on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key);
   static void on_host_consumer_release(void* ctx, xconn_str channel_id, xconn_str consumer_key);
+  static xconn_file_upload* on_host_file_begin(void* ctx, xconn_str channel_id, xconn_str filename, xconn_str mime);
+  static int on_host_file_write(xconn_file_upload* upload, const void* data, size_t size);
+  static void on_host_file_end(xconn_file_upload* upload, int keep, xconn_file_done done, void* user);
+  static int64_t on_host_file_read(void* ctx, xconn_str channel_id, xconn_str file_ref, uint64_t offset, void* buffer,
+                                   size_t capacity);
   void touch();  // the plugin showed a sign of life
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);
 
@@ -128,6 +137,7 @@ class connector : public std::enable_shared_from_this<connector> {
   std::function<void(health_state)> health_listener_;
   emit_handler emit_handler_;
   consumer_handlers consumer_handlers_;
+  plugin_files* files_ = nullptr;
 };
 
 }  // namespace xconn

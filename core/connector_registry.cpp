@@ -75,6 +75,7 @@ void connector_registry::load_all() {
     }
     if (emit_handler_) conn->on_emit(emit_handler_);
     conn->on_consumers(consumer_handlers_);
+    conn->on_files(files_);
     auto started = conn->start(start_limit);
     if (!started.ok) {
       refuse(file, "start failed: " + (started.code.empty() ? std::string("error") : started.code) +

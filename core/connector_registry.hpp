@@ -38,6 +38,7 @@ class connector_registry {
   // Where every plugin's emits go. Set before load_all.
   void set_emit_handler(connector::emit_handler handler) { emit_handler_ = std::move(handler); }
   void set_consumer_handlers(connector::consumer_handlers handlers) { consumer_handlers_ = std::move(handlers); }
+  void set_files(plugin_files* files) { files_ = files; }
 
   // Loads, validates, creates and starts every candidate in plugins.dir (blocking; at start-up).
   void load_all();
@@ -61,6 +62,7 @@ class connector_registry {
   std::function<void(const std::string&, health_state)> health_listener_;
   connector::emit_handler emit_handler_;
   connector::consumer_handlers consumer_handlers_;
+  plugin_files* files_ = nullptr;
 };
 
 }  // namespace xconn

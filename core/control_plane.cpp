@@ -69,7 +69,7 @@ http_response health(server_context& ctx, const connector& c, const http_request
 
 }  // namespace
 
-bool authorized(const server_context& ctx, const http_request& req) {
+bool authorized(const server_context& ctx, const http_request_header& req) {
   auto it = req.find(http::field::authorization);
   return it != req.end() && ctx.keys.authorizes(it->value());
 }

@@ -10,6 +10,6 @@ namespace xconn {
 http_response handle_control_request(server_context& ctx, const http_request& req);
 
 // Whether the request carries a valid API key.
-bool authorized(const server_context& ctx, const http_request& req);
+bool authorized(const server_context& ctx, const http_request_header& req);
 
 }  // namespace xconn

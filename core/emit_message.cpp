@@ -1,5 +1,7 @@
 #include "core/emit_message.hpp"
 
+#include "core/file_store.hpp"
+
 #include <boost/json.hpp>
 
 namespace xconn {
@@ -31,6 +33,21 @@ bool valid_channel_key(std::string_view key, std::string_view plugin_id) {
   auto second = key.find('/', first + 1);
   if (second == std::string_view::npos || !id_chars(key.substr(first + 1, second - first - 1), 32)) return false;
   return second + 1 < key.size();
+}
+
+// files: [{"file_ref"}] of files the plugin put through the host; the host adds what it knows of each.
+std::string read_files(const json::value& value, json::array& out) {
+  if (!value.is_array()) return "files: must be an array of {\"file_ref\"}";
+  if (value.as_array().size() > emit_max_files) return "files: over " + std::to_string(emit_max_files) + " files";
+  for (const auto& item : value.as_array()) {
+    const auto* ref = item.is_object() ? item.as_object().if_contains("file_ref") : nullptr;
+    if (!ref || !ref->is_string() || !valid_file_ref(ref->as_string()))
+      return "files: each item needs a file_ref the host gave";
+    for (const auto& seen : out)
+      if (seen.as_object().at("file_ref") == *ref) return "files: a file_ref twice";
+    out.push_back(json::object{{"file_ref", *ref}});
+  }
+  return {};
 }
 
 }  // namespace
@@ -88,14 +105,15 @@ emit_result parse_emit(std::string_view text, const plugin_manifest& manifest) {
       why = string_field(m.modality, 8);
       if (why.empty() && m.modality != "text" && m.modality != "voice") why = "modality: text or voice";
     } else if (key == "files") {
-      why = "files: attachments need the host file store, which this version does not have";
+      why = read_files(value, m.files);
     } else {
       why = std::string(key) + ": unknown field";
     }
     if (!why.empty()) return refuse(std::move(why));
   }
-  if (!o.contains("text")) return refuse("text: required");
-  if (m.text.empty() && m.context_text.empty()) return refuse("text: must not be empty");
+  // A file message may come without text (IM v2 §4: text or files).
+  if (!o.contains("text") && m.files.empty()) return refuse("text: required");
+  if (m.text.empty() && m.context_text.empty() && m.files.empty()) return refuse("text: must not be empty");
   if (m.channel_key.empty()) m.channel_key = manifest.id + "/group/default";
   if (m.role == "self") m.trigger = false;  // seed 002: self only as context
   return m;

@@ -44,6 +44,16 @@ std::string text_with_context(const inbound_message& m, const std::vector<const 
   return out + "\n" + model_text(m);
 }
 
+// The message's file items with a download URL signed for this delivery (IM v2 §4, IM v1 §9).
+json::array file_items(const inbound_wire& wire, const inbound_message& m) {
+  json::array items = m.files;
+  for (auto& item : items) {
+    auto& o = item.as_object();
+    if (wire.download_url) o["download_url"] = wire.download_url(o.at("file_ref").as_string());
+  }
+  return items;
+}
+
 std::string envelope(const inbound_wire& wire, std::string type, json::object payload) {
   outgoing_packet p;
   p.type = std::move(type);
@@ -64,6 +74,7 @@ std::string chat_message_packet(const inbound_wire& wire, const inbound_message&
   if (!m.sender_id.empty() || !m.sender_name.empty())
     payload["sender"] = json::object{{"id", m.sender_id}, {"name", m.sender_name}};
   if (!m.modality.empty()) payload["modality"] = m.modality;
+  if (!m.files.empty()) payload["files"] = file_items(wire, m);
   return envelope(wire, "chat.message", std::move(payload));
 }
 
@@ -89,6 +100,10 @@ std::string message_push_packet(const inbound_wire& wire, const inbound_message&
                        {"text", text_with_context(m, context, wire.context_in_text)}};
   if (!m.sender_name.empty()) payload["sender_name"] = m.sender_name;
   if (!context.empty()) payload["context"] = context_items(context);
+  if (!m.files.empty()) {
+    payload["files"] = file_items(wire, m);
+    payload["message_type"] = m.files.front().as_object().at("type") == "image" ? "image" : "file";
+  }
   return envelope(wire, "message.push", std::move(payload));
 }
 

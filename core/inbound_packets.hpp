@@ -4,7 +4,9 @@
 
 #include "core/inbox.hpp"
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xconn {
@@ -16,6 +18,7 @@ struct inbound_wire {
   std::string channel_id;
   std::string provider;      // the card's target provider (message.push)
   bool context_in_text = true;  // delivery.context_in_text: quote the context ahead of the text too
+  std::function<std::string(std::string_view file_ref)> download_url;  // signed now, for this delivery
 };
 
 std::string chat_message_packet(const inbound_wire& wire, const inbound_message& m,

@@ -148,6 +148,12 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
     return refuse("channel_not_found", "no channel " + channel_id.substr(0, 64) + " of this plugin");
 
   inbound_message m = std::move(*parsed);
+  for (auto& f : m.files) {
+    auto ref = f.as_object().at("file_ref").as_string();
+    auto item = files_.item ? files_.item(from.id(), channel_id, ref) : std::nullopt;
+    if (!item) return refuse("invalid_message", "files: " + std::string(ref) + " is not a file of this channel");
+    f = std::move(*item);
+  }
   long long t = now();
   std::lock_guard lock(mutex_);
   auto& st = state_for(channel_id, from.id());
@@ -241,7 +247,9 @@ void inbound_service::pump(const std::string& channel_id) {
   retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
   if (!erased.ops.empty()) db_.write(std::move(erased));
   if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
-  inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text};
+  inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text, {}};
+  if (files_.download_url)
+    wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
   auto& count = counters_[st.plugin_id];
   for (auto seq : batch_of.send) {
     const auto* m = st.inbox.find(seq);

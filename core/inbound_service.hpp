@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/connector.hpp"
 #include "core/connector_registry.hpp"
+#include "core/file_store.hpp"
 #include "core/inbox.hpp"
 #include "core/store.hpp"
 
@@ -83,6 +84,8 @@ class inbound_service {
   void tick();
   // Runs at the end of every tick (the outbound side's timeouts share the timer). Set before start.
   void on_tick(std::function<void()> also) { also_on_tick_ = std::move(also); }
+  // How emitted file_refs are checked and described, and their download URLs signed. Set before start.
+  void use_files(file_lookup files) { files_ = std::move(files); }
 
   counters stats(std::string_view plugin_id) const;
   std::optional<last_inbound> last_delivered(std::string_view channel_id) const;
@@ -116,6 +119,7 @@ class inbound_service {
   connector_registry& connectors_;
   boost::asio::io_context& io_;
   now_fn now_;
+  file_lookup files_;
   inbox_policy policy_;
   mutable std::mutex mutex_;
   std::map<std::string, channel_state, std::less<>> channels_state_;

@@ -32,6 +32,7 @@ std::string inbound_message::to_record() const {
   put("modality", modality);
   if (at) o["at"] = at;
   if (!trigger) o["trigger"] = false;
+  if (!files.empty()) o["files"] = files;
   return json::serialize(o);
 }
 
@@ -65,6 +66,7 @@ std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, s
   m.expires_at = num("expires_at");
   auto* trigger = o.if_contains("trigger");
   m.trigger = !(trigger && trigger->is_bool() && !trigger->as_bool());
+  if (auto* files = o.if_contains("files"); files && files->is_array()) m.files = files->as_array();
   return m;
 }
 

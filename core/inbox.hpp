@@ -5,6 +5,8 @@
 // channel behind its mutex, persists what this reports, and sends what it hands out.
 #pragma once
 
+#include <boost/json/array.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,6 +31,7 @@ struct inbound_message {
   std::string modality;       // "", "text" or "voice"
   long long at = 0;           // platform time, unix ms (0: none)
   bool trigger = true;        // false: context only, rides with the next triggering message
+  boost::json::array files;   // IM file items (file_ref, type, filename, ...); download_url is signed at delivery
   long long accepted_at = 0;  // unix ms the host took responsibility: expiry counts from here
   long long expires_at = 0;
 

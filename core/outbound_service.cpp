@@ -130,12 +130,16 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
       run->second.waiters.push_back(std::move(done));  // answered with the first one's outcome
       return;
     }
-    // A file a final names must be an upload of this channel; this host keeps no uploads yet (transfer plane).
-    if (!m.files.empty()) {
-      ++count.rejected;
-      auto ref = m.files.front().as_object().at("file_ref").as_string();
-      return done(rejection(m.message_id, "file_ref_not_found", false,
-                            "no uploaded file " + std::string(ref.subview().substr(0, 64)) + " on this channel"));
+    // A file a final names must be an upload of this channel; the plugin gets what the host knows of it.
+    for (auto& f : m.files) {
+      auto ref = f.as_object().at("file_ref").as_string();
+      auto item = files_.item ? files_.item(conn.id(), m.channel_id, ref) : std::nullopt;
+      if (!item) {
+        ++count.rejected;
+        return done(rejection(m.message_id, "file_ref_not_found", false,
+                              "no uploaded file " + std::string(ref.subview().substr(0, 64)) + " on this channel"));
+      }
+      f = std::move(*item);
     }
     auto& limits = limits_for(conn);
     if (limits.too_long(m.text) && !manifest.delivery.can_split) {

@@ -69,6 +69,8 @@ class outbound_service {
   // Delta TTLs, typing timeouts, completed ids past their window (the inbound tick drives it).
   void tick(connector_registry& connectors);
   void drop_channels(const std::vector<std::string>& channel_ids);
+  // How a final's file_refs are checked and described for the plugin. Set before serving.
+  void use_files(file_lookup files) { files_ = std::move(files); }
 
   counters stats(std::string_view plugin_id) const;
 
@@ -102,6 +104,7 @@ class outbound_service {
   channel_service& channels_;
   inbound_service& inbound_;
   now_fn now_;
+  file_lookup files_;
   mutable std::mutex mutex_;
   std::map<std::string, completed, std::less<>> completed_;  // by channel/sha256(message_id)
   std::map<std::string, running, std::less<>> running_;

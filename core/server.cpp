@@ -6,6 +6,9 @@
 #include "core/connector_registry.hpp"
 #include "core/http_listener.hpp"
 #include "core/consumer_registry.hpp"
+#include "core/download_links.hpp"
+#include "core/file_store.hpp"
+#include "core/plugin_files.hpp"
 #include "core/inbound_service.hpp"
 #include "core/lease_service.hpp"
 #include "core/outbound_service.hpp"
@@ -38,6 +41,9 @@ struct server::impl {
   std::unique_ptr<outbound_service> outbound;
   std::unique_ptr<consumer_registry> consumers;
   std::unique_ptr<lease_service> leases;
+  std::unique_ptr<file_store> files;
+  std::unique_ptr<plugin_files> plugin_file_access;
+  std::optional<download_links> links;
   std::unique_ptr<server_context> ctx;
   std::shared_ptr<http_listener> listener;
   std::vector<std::thread> threads;
@@ -73,6 +79,7 @@ server::~server() {
   // (sessions unregister from it when they die).
   impl_->listener.reset();
   impl_->leases.reset();
+  impl_->files.reset();  // its collector timer belongs to the io_context
   impl_->consumers.reset();
   impl_->outbound.reset();
   impl_->inbound.reset();   // its tick timer belongs to the io_context
@@ -89,7 +96,8 @@ std::string server::start() {
   opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv", std::string(channel_service::database),
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
                     std::string(inbound_service::ids_db), std::string(outbound_service::completed_db),
-                    std::string(consumer_registry::database)};
+                    std::string(consumer_registry::database), std::string(file_store::files_db),
+                    std::string(file_store::chunks_db)};
   auto db = store::open(opts);
   if (!db) return "store: " + db.error();
   s.db = std::move(*db);
@@ -98,6 +106,9 @@ std::string server::start() {
   if (!keys) return "api key: " + keys.error();
   s.keys = std::move(*keys);
   s.key_file = s.keys->key_file();
+  auto links = download_links::load(*s.db);
+  if (!links) return links.error();
+  s.links.emplace(std::move(*links));
 
   s.io = std::make_unique<asio::io_context>();
   s.work.emplace(s.io->get_executor());
@@ -109,6 +120,13 @@ std::string server::start() {
   s.outbound = std::make_unique<outbound_service>(*s.db, s.cfg, *s.channels, *s.inbound);
   s.consumers = std::make_unique<consumer_registry>(*s.db);
   s.leases = std::make_unique<lease_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.consumers, *s.io);
+  s.files = std::make_unique<file_store>(*s.db, s.cfg.files);
+  s.plugin_file_access = std::make_unique<plugin_files>(
+      *s.files, [channels = s.channels.get()](std::string_view plugin_id, std::string_view channel_id) {
+        auto where = channels->route_of(channel_id);
+        return where && where->plugin_id == plugin_id;
+      });
+  s.connectors->set_files(s.plugin_file_access.get());
   s.connectors->set_consumer_handlers(
       {[consumers = s.consumers.get(), channels = s.channels.get()](connector& from, std::string channel_id,
                                                                     std::string key) {
@@ -126,13 +144,15 @@ std::string server::start() {
                                                              std::function<void(emit_outcome)> done) {
     inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
   });
-  s.channels->on_dropped([inbound = s.inbound.get(), outbound = s.outbound.get()](const std::vector<std::string>& ids) {
+  s.channels->on_dropped([inbound = s.inbound.get(), outbound = s.outbound.get(),
+                          files = s.files.get()](const std::vector<std::string>& ids) {
     inbound->drop_channels(ids);
     outbound->drop_channels(ids);
+    files->drop_channels(ids);  // a file_ref is bound to its channel (protocol.md §5)
   });
   s.inbound->on_tick([outbound = s.outbound.get(), connectors = s.connectors.get()] { outbound->tick(*connectors); });
   s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, *s.inbound, *s.outbound,
-                                 *s.leases, *s.consumers, {}, {}, {}, {}});
+                                 *s.leases, *s.consumers, *s.files, *s.links, {}, {}, {}, {}});
 
   auto endpoint = parse_listen(*s.io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
@@ -145,6 +165,20 @@ std::string server::start() {
                                                   : cfg.server.public_base_url;
   while (!s.base_url.empty() && s.base_url.back() == '/') s.base_url.pop_back();
   s.ctx->public_base_url = s.base_url;
+  file_lookup lookup{
+      [files = s.files.get()](std::string_view plugin_id, std::string_view channel_id,
+                              std::string_view file_ref) -> std::optional<boost::json::object> {
+        auto f = files->find(file_ref);
+        if (!f || f->plugin_id != plugin_id || f->channel_id != channel_id) return std::nullopt;
+        return f->item();
+      },
+      [files = s.files.get(), links = &*s.links, base = s.base_url](std::string_view plugin_id,
+                                                                   std::string_view file_ref) {
+        // Signed when the message carrying it is sent (protocol.md §5).
+        return links->url(base, plugin_id, file_ref, files->now() / 1000 + files->settings().url_ttl_s);
+      }};
+  s.inbound->use_files(lookup);
+  s.outbound->use_files(lookup);
 
   auto restored = s.channels->load();
   auto waiting = s.inbound->load();
@@ -154,17 +188,19 @@ std::string server::start() {
   for (const auto& [plugin_id, channel_id] : s.consumers->channels())
     if (!s.channels->route_of(channel_id)) s.consumers->release_channel(plugin_id, channel_id);
   auto leased = s.leases->load();
+  auto files = s.files->load();
   s.connectors->load_all();
   s.channels->start();
   s.inbound->start();
   s.leases->start();
+  s.files->start(*s.io);
   s.listener->run();
   int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
   s.running = true;
   spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored, {} inbound messages waiting, "
-               "{} connector_ids on lease)",
-               host, s.port, n, s.connectors->all().size(), restored, waiting, leased);
+               "{} connector_ids on lease, {} files)",
+               host, s.port, n, s.connectors->all().size(), restored, waiting, leased, files);
   for (const auto& c : s.connectors->all())
     spdlog::info("connector base URL: {}/connectors/{}", s.base_url, c->id());
   return {};
@@ -187,6 +223,7 @@ void server::stop() {
   s.channels->stop();
   s.inbound->stop();
   s.leases->stop();
+  s.files->stop();
   s.connectors->stop_all();
   s.db->flush();
   s.work.reset();

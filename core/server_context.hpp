@@ -22,6 +22,8 @@ class inbound_service;
 class outbound_service;
 class lease_service;
 class consumer_registry;
+class file_store;
+class download_links;
 
 // The open data-plane sockets, so shutdown can close each with 1001.
 class ws_session_set {
@@ -47,6 +49,8 @@ struct server_context {
   outbound_service& outbound;
   lease_service& leases;
   consumer_registry& consumers;
+  file_store& files;
+  const download_links& links;
   std::string public_base_url;  // no trailing slash
   ws_session_set sessions;
   std::atomic<bool> stopping{false};

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 1u
+#define XCONN_PLUGIN_API_MINOR 2u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -73,6 +73,24 @@ typedef struct xconn_emit_result {
 /* Runs exactly once per emit, from any thread, possibly before xconn_host_emit returns. */
 typedef void (*xconn_emit_done)(void* user, const xconn_emit_result* result);
 
+/* The answer to storing one file. status OK: file_json is its IM file item {"file_ref", "type", "filename",
+ * "mime_type", "byte_size", "expires_at"}, durable in the host's store. status ERROR: code (channel_not_found,
+ * payload_too_large, store_failed, discarded) and a short message. Strings are valid during the callback only. */
+typedef struct xconn_file_result {
+  uint32_t struct_size;
+  xconn_status status;
+  xconn_str file_json;
+  xconn_str code;
+  xconn_str message;
+} xconn_file_result;
+
+/* Runs exactly once per xconn_host_file_end, from any thread, possibly before it returns. */
+typedef void (*xconn_file_done)(void* user, const xconn_file_result* result);
+
+/* One file being stored. OWNERSHIP: the host owns it from xconn_host_file_begin until xconn_host_file_end, which
+ * the plugin must call exactly once. */
+typedef struct xconn_file_upload xconn_file_upload;
+
 typedef struct xconn_host_api {
   uint32_t struct_size;
   uint32_t api_major;
@@ -107,6 +125,23 @@ typedef struct xconn_host_api {
    * calls on_consumer_stop when, and only when, the last reference went. Returns -1 on a bad argument. */
   int (*xconn_host_consumer_acquire)(void* host_ctx, xconn_str connector_channel_id, xconn_str consumer_key);
   void (*xconn_host_consumer_release)(void* host_ctx, xconn_str connector_channel_id, xconn_str consumer_key);
+
+  /* Since 1.2. The host's file store (protocol.md §5): an inbound attachment, fetched from the target at once
+   * (its CDN links expire), is streamed in with begin / write... / end and then emitted as {"files":
+   * [{"file_ref"}]}; the host gives xAgent a signed download_url. The file is bound to the channel and expires
+   * after files.ttl_s. begin returns NULL when the channel is not one of this plugin's. write returns 0, or -1
+   * once the file passed files.max_bytes or the store failed (then end reports why); it may wait while the store
+   * catches up, so call it from the plugin's own threads, as every plugin call is. end with keep = 0 discards. */
+  xconn_file_upload* (*xconn_host_file_begin)(void* host_ctx, xconn_str connector_channel_id, xconn_str filename,
+                                              xconn_str mime_type);
+  int (*xconn_host_file_write)(xconn_file_upload* upload, const void* data, size_t size);
+  void (*xconn_host_file_end)(xconn_file_upload* upload, int keep, xconn_file_done done, void* user);
+
+  /* Since 1.2. Reads the bytes of a file of the channel (an upload xAgent named in a final's files, which send()
+   * receives as items with file_ref, filename, mime_type, byte_size): up to capacity bytes from offset into
+   * buffer. Returns the number of bytes read (0 at the end), or -1 when there is no such file on the channel. */
+  int64_t (*xconn_host_file_read)(void* host_ctx, xconn_str connector_channel_id, xconn_str file_ref, uint64_t offset,
+                                  void* buffer, size_t capacity);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

@@ -16,7 +16,9 @@
 
 #include <xconn/plugin.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -92,6 +94,13 @@ struct emit_result {
   error failure;           // code and message (not ok)
 };
 
+// The host's answer to storing one file.
+struct file_result {
+  bool ok = false;
+  std::string file_json;  // the IM file item (ok): {"file_ref","type","filename","mime_type","byte_size","expires_at"}
+  error failure;          // code and message (not ok)
+};
+
 // The host's services, as handed to the plugin. Cheap to copy; valid for the instance's lifetime.
 class host {
  public:
@@ -123,7 +132,46 @@ class host {
     api_->xconn_host_consumer_release(api_->host_ctx, to_c(connector_channel_id), to_c(consumer_key));
   }
 
+  // Whether the host has the file store (ABI 1.2).
+  bool has_files() const { return api_->api_minor >= 2 && api_->struct_size >= sizeof(xconn_host_api); }
+
+  // Stores bytes as a file of the channel, piece by piece (see plugin.h); done runs once with the file item. Emit
+  // it afterwards as {"files":[{"file_ref": ...}]}. For a large attachment, call the C API's begin/write/end
+  // directly and feed it as the target delivers it.
+  void put_file(std::string_view connector_channel_id, std::string_view filename, std::string_view mime_type,
+                std::string_view bytes, std::function<void(file_result)> done) const {
+    if (!has_files()) return done({false, {}, {"files_unsupported", "this host has no file store", false}});
+    auto* upload = api_->xconn_host_file_begin(api_->host_ctx, to_c(connector_channel_id), to_c(filename),
+                                               to_c(mime_type));
+    if (!upload) return done({false, {}, {"channel_not_found", "no such channel of this plugin", false}});
+    constexpr std::size_t piece = 64 * 1024;
+    for (std::size_t at = 0; at < bytes.size(); at += piece)
+      if (api_->xconn_host_file_write(upload, bytes.data() + at, std::min(piece, bytes.size() - at)) != 0) break;
+    auto* user = new std::function<void(file_result)>(std::move(done));
+    api_->xconn_host_file_end(upload, 1, &host::file_done, user);
+  }
+
+  // Reads up to size bytes of a file of the channel from offset; -1 when there is no such file there.
+  std::int64_t read_file(std::string_view connector_channel_id, std::string_view file_ref, std::uint64_t offset,
+                         char* out, std::size_t size) const {
+    if (!has_files()) return -1;
+    return api_->xconn_host_file_read(api_->host_ctx, to_c(connector_channel_id), to_c(file_ref), offset, out, size);
+  }
+
  private:
+  static void file_done(void* user, const xconn_file_result* c) {
+    auto* fn = static_cast<std::function<void(file_result)>*>(user);
+    file_result r;
+    r.ok = c->status == XCONN_STATUS_OK;
+    r.file_json = std::string(from_c(c->file_json));
+    if (!r.ok) r.failure = {std::string(from_c(c->code)), std::string(from_c(c->message)), false};
+    try {
+      if (*fn) (*fn)(std::move(r));
+    } catch (...) {
+    }
+    delete fn;
+  }
+
   static void emit_done(void* user, const xconn_emit_result* c) {
     auto* fn = static_cast<std::function<void(emit_result)>*>(user);
     emit_result r;

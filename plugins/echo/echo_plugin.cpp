@@ -1,5 +1,6 @@
 // The reference plugin echo: its target system lives inside the plugin, so every host path can be exercised
 // with no outside service.
+#include "base64.hpp"
 #include "code_points.hpp"
 #include "delay_queue.hpp"
 #include "echo_auth.hpp"
@@ -35,6 +36,7 @@ namespace {
 namespace json = boost::json;
 using xconn::sdk::completion;
 using xconn::sdk::emit_result;
+using xconn::sdk::file_result;
 using xconn::sdk::error;
 using xconn::sdk::http_answer;
 
@@ -235,7 +237,7 @@ class echo_plugin final : public xconn::sdk::plugin {
   }
 
   // Echo delivers at once; a repeated idempotency_key answers the same and is logged once.
-  void send(std::string_view, std::string_view reply_json, completion done) override {
+  void send(std::string_view connector_channel_id, std::string_view reply_json, completion done) override {
     auto reply = parse_object(reply_json);
     if (!reply) return done.ok(invalid_reply("the reply must be a JSON object"));
     const json::string* key = string_at(*reply, "idempotency_key");
@@ -248,6 +250,10 @@ class echo_plugin final : public xconn::sdk::plugin {
       for (const json::value& file : files->get_array()) {
         const json::string* ref = file.is_object() ? string_at(file.get_object(), "file_ref") : nullptr;
         if (!ref) return done.ok(invalid_reply("files: every file needs a file_ref string"));
+        // A real target uploads the bytes now; echo reads them through the host all the same.
+        if (!readable(connector_channel_id, *ref))
+          return done.ok(json::serialize(json::object{
+              {"ok", false}, {"error", "file_unreadable"}, {"retryable", false}, {"message", "a file could not be read"}}));
         file_refs.emplace_back(*ref);
       }
     }
@@ -255,6 +261,18 @@ class echo_plugin final : public xconn::sdk::plugin {
     sent_.add(message_id, text ? std::string(text->get_string()) : std::string(), std::move(file_refs),
               unix_now_ms());
     done.ok(json::serialize(json::object{{"ok", true}, {"external_key", "echo-" + message_id}, {"verified", true}}));
+  }
+
+  // Reads a file of the channel to its end through the host, in pieces.
+  bool readable(std::string_view connector_channel_id, std::string_view file_ref) const {
+    std::string buffer(64 * 1024, '\0');
+    std::uint64_t offset = 0;
+    for (;;) {
+      auto n = host_.read_file(connector_channel_id, file_ref, offset, buffer.data(), buffer.size());
+      if (n < 0) return false;
+      if (n == 0) return true;
+      offset += static_cast<std::uint64_t>(n);
+    }
   }
 
   // Echo has no screen to show typing on; it keeps each channel's last status as a target's indicator would.
@@ -353,10 +371,18 @@ class echo_plugin final : public xconn::sdk::plugin {
     if (!channel || channel->empty()) {
       return done.ok(http_error(400, "invalid_request", "connector_channel_id: must be a non-empty string"));
     }
-    if (const json::value* files = request->if_contains("files");
-        files && !files->is_null() && !(files->is_array() && files->get_array().empty())) {
-      return done.ok(
-          http_error(400, "files_unsupported", "attachments need the host file store (not yet available)"));
+    std::vector<attachment> attachments;
+    if (const json::value* files = request->if_contains("files"); files && !files->is_null()) {
+      if (!files->is_array()) return done.ok(http_error(400, "invalid_request", "files: must be an array"));
+      for (const json::value& file : files->get_array()) {
+        const json::object* f = file.if_object();
+        const json::string* content = f ? string_at(*f, "content_base64") : nullptr;
+        auto bytes = content ? base64_decode(*content) : std::nullopt;
+        if (!bytes) return done.ok(http_error(400, "invalid_request", "files: each needs content_base64 (base64)"));
+        const json::string* name = string_at(*f, "filename");
+        const json::string* mime = string_at(*f, "mime_type");
+        attachments.push_back({name ? std::string(*name) : "file", mime ? std::string(*mime) : "", std::move(*bytes)});
+      }
     }
     json::object message;
     for (const auto& field : *request) {
@@ -364,12 +390,44 @@ class echo_plugin final : public xconn::sdk::plugin {
     }
     // std::function needs a copyable callable; the completion is move-only.
     auto answer = std::make_shared<completion>(std::move(done));
-    host_.emit(*channel, json::serialize(message), [answer](const emit_result& result) {
-      if (!result.ok) return answer->ok(http_error(400, result.failure.code, result.failure.message));
-      answer->ok(http_answer(202, json::serialize(json::object{{"status", "accepted"},
-                                                               {"message_id", result.message_id},
-                                                               {"duplicate", result.duplicate}})));
-    });
+    // A real target's attachment is fetched at once (its links expire) and stored through the host, then the
+    // message names it by file_ref; the host gives xAgent a signed download_url.
+    store_attachments(std::string(*channel), std::move(attachments), json::array{},
+                      [this, channel = std::string(*channel), message = std::move(message),
+                       answer](std::optional<error> failed, json::array refs) mutable {
+                        if (failed) return answer->ok(http_error(400, failed->code, failed->message));
+                        if (!refs.empty()) message["files"] = std::move(refs);
+                        host_.emit(channel, json::serialize(message), [answer](const emit_result& result) {
+                          if (!result.ok) return answer->ok(http_error(400, result.failure.code, result.failure.message));
+                          answer->ok(http_answer(202, json::serialize(json::object{{"status", "accepted"},
+                                                                                   {"message_id", result.message_id},
+                                                                                   {"duplicate", result.duplicate}})));
+                        });
+                      });
+  }
+
+  struct attachment {
+    std::string filename;
+    std::string mime_type;
+    std::string bytes;
+  };
+
+  // Stores the attachments one after another; then gives [{"file_ref"}] (or the first failure).
+  void store_attachments(std::string channel, std::vector<attachment> rest, json::array refs,
+                         std::function<void(std::optional<error>, json::array)> then) {
+    if (rest.empty()) return then(std::nullopt, std::move(refs));
+    attachment next = std::move(rest.front());
+    rest.erase(rest.begin());
+    host_.put_file(channel, next.filename, next.mime_type, next.bytes,
+                   [this, channel, rest = std::move(rest), refs = std::move(refs),
+                    then = std::move(then)](file_result stored) mutable {
+                     if (!stored.ok) return then(stored.failure, {});
+                     auto item = parse_object(stored.file_json);
+                     const json::string* ref = item ? string_at(*item, "file_ref") : nullptr;
+                     if (!ref) return then(error{"store_failed", "the host gave no file_ref", false}, {});
+                     refs.push_back(json::object{{"file_ref", *ref}});
+                     store_attachments(std::move(channel), std::move(rest), std::move(refs), std::move(then));
+                   });
   }
 
   // Logs a sign-in by its display-level hint only; the answer itself was built without the credential.

@@ -149,13 +149,34 @@ TEST_F(EchoMessaging, InjectRefusesABadBodyWithoutEmitting) {
   EXPECT_TRUE(host_.emits().empty());
 }
 
-TEST_F(EchoMessaging, InjectWithFilesNeedsTheFileStore) {
+TEST_F(EchoMessaging, InjectStoresAttachmentsThroughTheHostAndEmitsTheirRefs) {
   http_reply reply = http("POST", "/inject", R"({"connector_channel_id":"ch-1","text":"see",
-      "files":[{"filename":"a.txt","mime_type":"text/plain","content_base64":"aGk="}]})");
-  expect_http_error(reply, 400, "files_unsupported");
-  EXPECT_EQ(reply.body.at("error").at("message").as_string(),
-            "attachments need the host file store (not yet available)");
+      "files":[{"filename":"a.txt","mime_type":"text/plain","content_base64":"aGk="},
+               {"filename":"b.bin","content_base64":"AAEC/w=="}]})");
+  EXPECT_EQ(reply.status, 202) << json::serialize(reply.body);
+  auto stored = host_.files();
+  ASSERT_EQ(stored.size(), 2u);
+  auto first = stored.begin(), second = std::next(first);
+  EXPECT_EQ(first->second.bytes, "hi");
+  EXPECT_EQ(first->second.filename, "a.txt");
+  EXPECT_EQ(first->second.mime_type, "text/plain");
+  EXPECT_EQ(second->second.bytes, std::string("\x00\x01\x02\xff", 4));
+  auto emits = host_.emits();
+  ASSERT_EQ(emits.size(), 1u);
+  EXPECT_EQ(emits[0].message.at("files"),
+            json::parse(R"([{"file_ref":")" + first->first + R"("},{"file_ref":")" + second->first + R"("}])"));
+}
+
+TEST_F(EchoMessaging, InjectRefusesAttachmentsThatAreNotBase64WithoutEmitting) {
+  for (const char* content : {"aGk", "a$k=", "=aGk", "aGk=aGk="}) {
+    http_reply reply = http("POST", "/inject", std::string(R"({"connector_channel_id":"ch-1","text":"see",
+        "files":[{"filename":"a.txt","content_base64":")") + content + R"("}]})");
+    expect_http_error(reply, 400, "invalid_request");
+  }
+  expect_http_error(http("POST", "/inject", R"({"connector_channel_id":"ch-1","text":"x","files":"a"})"), 400,
+                    "invalid_request");
   EXPECT_TRUE(host_.emits().empty());
+  EXPECT_TRUE(host_.files().empty());
 }
 
 TEST_F(EchoMessaging, UnknownRoutesAre404) {
@@ -167,14 +188,21 @@ TEST_F(EchoMessaging, UnknownRoutesAre404) {
 // ---- send and GET /sent ----
 
 TEST_F(EchoMessaging, SendDeliversAtOnceAndSentListsNewestLastOncePerKey) {
+  // Two files of ch-1 in the host's store (through /inject), named by the second final below.
+  ASSERT_EQ(http("POST", "/inject", R"({"connector_channel_id":"ch-1","text":"files",
+      "files":[{"filename":"a.txt","content_base64":"aGk="},{"filename":"b.png","content_base64":"aGk="}]})").status,
+            202);
+  auto stored = host_.files();
+  ASSERT_EQ(stored.size(), 2u);
+  std::string f_1 = stored.begin()->first, f_2 = std::next(stored.begin())->first;
   std::int64_t before = unix_now_ms();
   EXPECT_EQ(send(R"({"idempotency_key":"msg_a","text":"first","files":[],"channel_key":"echo/group/default"})"),
             object_of(R"({"ok":true,"external_key":"echo-msg_a","verified":true})"));
   EXPECT_EQ(send(R"({"idempotency_key":"msg_b","text":"second","channel_key":"echo/dm/u1",
-                    "files":[{"file_ref":"f_1","type":"file","filename":"a.txt","mime_type":"text/plain",
+                    "files":[{"file_ref":")" + f_1 + R"(","type":"file","filename":"a.txt","mime_type":"text/plain",
                               "byte_size":2},
-                             {"file_ref":"f_2","type":"image","filename":"b.png","mime_type":"image/png",
-                              "byte_size":9}],
+                             {"file_ref":")" + f_2 + R"(","type":"image","filename":"b.png","mime_type":"image/png",
+                              "byte_size":2}],
                     "reply_to":{"id":"m-1","sender_id":"u1","sender_name":"Uma","role":"member"}})"),
             object_of(R"({"ok":true,"external_key":"echo-msg_b","verified":true})"));
   // The host's retry of a final it already sent: the same answer, nothing logged twice.
@@ -191,8 +219,15 @@ TEST_F(EchoMessaging, SendDeliversAtOnceAndSentListsNewestLastOncePerKey) {
     entry.as_object().erase("at");
   }
   EXPECT_EQ(json::value(log), json::parse(R"([{"message_id":"msg_a","text":"first","files":[]},
-                                 {"message_id":"msg_b","text":"second","files":["f_1","f_2"]}])"));
-  EXPECT_TRUE(host_.emits().empty()) << "a send is outbound only";
+                                 {"message_id":"msg_b","text":"second","files":[")" + f_1 + R"(",")" + f_2 + R"("]}])"));
+  EXPECT_EQ(host_.emits().size(), 1u) << "a send is outbound only: only the /inject above emitted";
+}
+
+TEST_F(EchoMessaging, SendNamingAFileItCannotReadFailsAndIsNotLogged) {
+  auto result = send(R"({"idempotency_key":"msg_x","text":"t","files":[{"file_ref":"file_0000000000000000000000000000dead","type":"file"}]})");
+  EXPECT_EQ(result.at("ok"), false);
+  EXPECT_EQ(result.at("error"), "file_unreadable");
+  EXPECT_TRUE(sent().empty());
 }
 
 TEST_F(EchoMessaging, SentIsEmptyAtFirst) {

@@ -19,6 +19,9 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -98,7 +101,7 @@ class test_host {
   // wait_deadline: how long wait() gives a call by default.
   explicit test_host(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
-             &complete, &emit, &consumer_acquire, &consumer_release},
+             &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read},
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
@@ -284,6 +287,59 @@ class test_host {
     return self->consumer_calls_.back().answer;
   }
 
+ public:
+  // A file store in memory, keyed by channel and file_ref (the LMDB one runs in the integration tests): what a
+  // plugin stores it can read back on the same channel, and nowhere else.
+  struct stored_test_file {
+    std::string channel, filename, mime_type, bytes;
+  };
+  std::map<std::string, stored_test_file> files() const {
+    std::lock_guard lock(mutex_);
+    return files_;
+  }
+
+ private:
+  static xconn_file_upload* file_begin(void* ctx, xconn_str channel, xconn_str filename, xconn_str mime) {
+    auto* self = static_cast<test_host*>(ctx);
+    if (view(channel).empty()) return nullptr;
+    auto* upload = new test_upload{self, {std::string(view(channel)), std::string(view(filename)),
+                                          std::string(view(mime)), {}}};
+    return reinterpret_cast<xconn_file_upload*>(upload);
+  }
+  static int file_write(xconn_file_upload* handle, const void* data, size_t size) {
+    reinterpret_cast<test_upload*>(handle)->file.bytes.append(static_cast<const char*>(data), size);
+    return 0;
+  }
+  static void file_end(xconn_file_upload* handle, int keep, xconn_file_done done, void* user) {
+    std::unique_ptr<test_upload> upload(reinterpret_cast<test_upload*>(handle));
+    std::string item, code = keep ? "" : "discarded";
+    if (keep) {
+      std::lock_guard lock(upload->host->mutex_);
+      char ref[38];
+      std::snprintf(ref, sizeof ref, "file_%032zx", upload->host->files_.size() + 1);
+      item = boost::json::serialize(boost::json::object{{"file_ref", ref}, {"type", "file"},
+                                                        {"filename", upload->file.filename},
+                                                        {"mime_type", upload->file.mime_type},
+                                                        {"byte_size", upload->file.bytes.size()}});
+      upload->host->files_[ref] = std::move(upload->file);
+    }
+    xconn_file_result r{sizeof(xconn_file_result), keep ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
+                        {item.data(), item.size()}, {code.data(), code.size()}, {code.data(), code.size()}};
+    done(user, &r);
+  }
+  static int64_t file_read(void* ctx, xconn_str channel, xconn_str file_ref, uint64_t offset, void* buffer,
+                           size_t capacity) {
+    auto* self = static_cast<test_host*>(ctx);
+    std::lock_guard lock(self->mutex_);
+    auto it = self->files_.find(std::string(view(file_ref)));
+    if (it == self->files_.end() || it->second.channel != view(channel)) return -1;
+    const auto& bytes = it->second.bytes;
+    if (offset >= bytes.size()) return 0;
+    auto n = std::min<std::size_t>(capacity, bytes.size() - offset);
+    std::memcpy(buffer, bytes.data() + offset, n);
+    return static_cast<int64_t>(n);
+  }
+
   static void consumer_release(void* ctx, xconn_str channel, xconn_str key) {
     auto* self = static_cast<test_host*>(ctx);
     std::lock_guard lock(self->mutex_);
@@ -301,7 +357,12 @@ class test_host {
 
   xconn_host_api api_;
   std::chrono::milliseconds wait_deadline_;
-  std::mutex mutex_;
+  struct test_upload {
+    test_host* host;
+    stored_test_file file;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, stored_test_file> files_;  // by file_ref
   std::condition_variable completed_;
   std::deque<test_call> calls_;  // a deque keeps the addresses the plugins hold
   std::vector<std::pair<xconn_log_level, std::string>> logs_;
