@@ -65,7 +65,7 @@ class file_store {
   static constexpr std::string_view files_db = "files";
   static constexpr std::string_view chunks_db = "file_chunks";
   static constexpr std::size_t chunk_bytes = 64 * 1024;
-  static constexpr std::size_t max_chunks_queued = 16;  // per upload: 1 MiB waits for the store at most
+  static constexpr std::size_t max_chunks_queued = 64;  // per upload: 4 MiB waits for the store at most
   static constexpr std::size_t erase_batch_chunks = 64;  // per write batch when a file goes
   using now_fn = std::function<long long()>;            // unix ms
   using file_done = std::function<void(boost::system::result<stored_file, std::string>)>;
