@@ -23,6 +23,13 @@ std::string chunk_key(std::string_view file_ref, std::uint64_t index) {
   return key;
 }
 
+std::string by_channel_key(std::string_view channel_id, std::string_view file_ref) {
+  std::string key(channel_id);
+  key.push_back('/');
+  key.append(file_ref);
+  return key;
+}
+
 std::uint64_t chunk_count(std::uint64_t bytes) { return (bytes + file_store::chunk_bytes - 1) / file_store::chunk_bytes; }
 
 std::string lower(std::string_view s) {
@@ -86,9 +93,14 @@ std::string clean_filename(std::string_view name) {
     if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out.push_back(c);
   if (out.size() > 255) {
     out.resize(255);
-    // Never cut a UTF-8 sequence in half: drop trailing continuation bytes and their lead.
-    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+    // Never cut a UTF-8 sequence in half: drop the last character only when the cut left it short.
+    std::size_t lead = out.size();
+    while (lead > 0 && out.size() - lead < 4 && (static_cast<unsigned char>(out[lead - 1]) & 0xC0) == 0x80) --lead;
+    if (lead > 0) {
+      auto first = static_cast<unsigned char>(out[lead - 1]);
+      std::size_t needs = first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1;
+      if (out.size() - (lead - 1) < needs) out.resize(lead - 1);
+    }
   }
   if (out == "." || out == "..") out.clear();
   return out.empty() ? "file" : out;
@@ -128,6 +140,10 @@ std::size_t file_store::load() {
   });
   write_batch batch;
   for (const auto& f : interrupted) batch.erase(std::string(files_db), f.file_ref);
+  db_.scan(by_channel_db, "", [&](std::string_view key, std::string_view) {
+    if (!kept.count(key.substr(key.find('/') + 1))) batch.erase(std::string(by_channel_db), std::string(key));
+    return true;
+  });
   // Chunks of interrupted uploads, and of files whose erase a crash cut short, have no complete record.
   std::size_t orphans = 0;
   db_.scan(chunks_db, "", [&](std::string_view key, std::string_view) {
@@ -157,7 +173,9 @@ std::shared_ptr<file_store::writer> file_store::begin(std::string plugin_id, std
   f.created_at = now_();
   f.expires_at = f.created_at + cfg_.ttl_s * 1000LL;
   // The record comes first, marked incomplete: a crash mid-upload leaves something load() recognizes.
-  db_.write(write_batch{}.put(std::string(files_db), f.file_ref, f.to_record()));
+  db_.write(write_batch{}
+                .put(std::string(files_db), f.file_ref, f.to_record())
+                .put(std::string(by_channel_db), by_channel_key(f.channel_id, f.file_ref), ""));
   return std::make_shared<writer>(*this, std::move(f));
 }
 
@@ -204,12 +222,15 @@ void file_store::remove(std::string_view file_ref, std::function<void(bool)> don
   std::optional<stored_file> f;
   if (valid_file_ref(file_ref))
     if (auto record = db_.get(files_db, file_ref)) f = stored_file::from_record(file_ref, *record);
-  if (!f) {
+  // An upload still running is its writer's to finish or abort (its record does not know its chunks yet).
+  if (!f || !f->complete) {
     if (done) done(false);
     return;
   }
   auto count = chunk_count(f->byte_size);
-  db_.write(write_batch{}.erase(std::string(files_db), f->file_ref),
+  db_.write(write_batch{}
+                .erase(std::string(files_db), f->file_ref)
+                .erase(std::string(by_channel_db), by_channel_key(f->channel_id, f->file_ref)),
             [this, ref = f->file_ref, count, done = std::move(done)](std::error_code ec) mutable {
               if (ec) {
                 if (done) done(false);
@@ -221,13 +242,12 @@ void file_store::remove(std::string_view file_ref, std::function<void(bool)> don
 }
 
 void file_store::drop_channels(const std::vector<std::string>& channel_ids) {
-  std::set<std::string_view> gone(channel_ids.begin(), channel_ids.end());
   std::vector<std::string> refs;
-  db_.scan(files_db, "", [&](std::string_view key, std::string_view value) {
-    auto f = stored_file::from_record(key, value);
-    if (f && f->complete && gone.count(f->channel_id)) refs.emplace_back(key);
-    return true;
-  });
+  for (const auto& id : channel_ids)
+    db_.scan(by_channel_db, by_channel_key(id, ""), [&](std::string_view key, std::string_view) {
+      refs.emplace_back(key.substr(key.find('/') + 1));
+      return true;
+    });
   for (const auto& ref : refs) remove(ref);
 }
 
@@ -366,7 +386,9 @@ void file_store::writer::abort() {
   ended_ = true;
   auto count = chunks_;
   // Queued after every chunk write of this file, so nothing written survives.
-  files_.db_.write(write_batch{}.erase(std::string(files_db), meta_.file_ref));
+  files_.db_.write(write_batch{}
+                       .erase(std::string(files_db), meta_.file_ref)
+                       .erase(std::string(by_channel_db), by_channel_key(meta_.channel_id, meta_.file_ref)));
   files_.erase_chunks(meta_.file_ref, 0, count, {});
 }
 

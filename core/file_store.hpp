@@ -64,6 +64,7 @@ class file_store {
  public:
   static constexpr std::string_view files_db = "files";
   static constexpr std::string_view chunks_db = "file_chunks";
+  static constexpr std::string_view by_channel_db = "files_by_channel";  // "{channel_id}/{file_ref}" -> ""
   static constexpr std::size_t chunk_bytes = 64 * 1024;
   static constexpr std::size_t max_chunks_queued = 64;  // per upload: 4 MiB waits for the store at most
   static constexpr std::size_t erase_batch_chunks = 64;  // per write batch when a file goes
@@ -123,6 +124,7 @@ class file_store::writer : public std::enable_shared_from_this<writer> {
   bool append(std::string_view bytes);
   bool too_large() const { return too_large_; }
   std::uint64_t size() const { return meta_.byte_size; }
+  const std::string& file_ref() const { return meta_.file_ref; }
   // True while more than max_chunks_queued chunks wait for the store: stop feeding until the resume runs.
   bool backlogged() const;
   // Runs resume once the backlog has halved (at once when there is none), on the store's writer thread.

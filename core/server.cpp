@@ -97,7 +97,7 @@ std::string server::start() {
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
                     std::string(inbound_service::ids_db), std::string(outbound_service::completed_db),
                     std::string(consumer_registry::database), std::string(file_store::files_db),
-                    std::string(file_store::chunks_db)};
+                    std::string(file_store::chunks_db), std::string(file_store::by_channel_db)};
   auto db = store::open(opts);
   if (!db) return "store: " + db.error();
   s.db = std::move(*db);
