@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -1275,7 +1276,9 @@ std::string daemon_config(const std::string& files_section = "") {
          plugin_dir().string() + "\"\n" + files_section;
 }
 
+// Starts xconnd in dir (with the default config when dir has none yet); port 0 when it did not come up.
 std::unique_ptr<daemon_process> start_daemon(const temp_dir& dir, unsigned short& port) {
+  if (!std::filesystem::exists(dir.path() / "xconnd.yaml")) write_file(dir.path() / "xconnd.yaml", daemon_config());
   auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
                                             std::map<std::string, std::string>{{"XCONN_TEST_KEY", daemon_key}});
   port = d->wait_listening();
@@ -1291,7 +1294,6 @@ std::map<std::string, std::string> daemon_auth(const std::string& channel = "") 
 
 TEST(FilesDaemon, an_uploaded_file_survives_a_kill_9) {
   temp_dir dir;
-  write_file(dir.path() / "xconnd.yaml", daemon_config());
   unsigned short port = 0;
   auto d = start_daemon(dir, port);
   ASSERT_NE(port, 0);
@@ -1335,7 +1337,6 @@ TEST(FilesDaemon, an_uploaded_file_survives_a_kill_9) {
 
 TEST(FilesDaemon, the_signature_of_a_download_url_never_reaches_the_log) {
   temp_dir dir;
-  write_file(dir.path() / "xconnd.yaml", daemon_config());
   unsigned short port = 0;
   auto d = start_daemon(dir, port);
   ASSERT_NE(port, 0);
@@ -1408,7 +1409,6 @@ TEST(FilesDaemon, a_100_mib_upload_streams_through_without_the_daemon_holding_it
   const auto limit = steady::now() + 120s;
   auto left = [&] { return std::max(1ms, std::chrono::duration_cast<std::chrono::milliseconds>(limit - steady::now())); };
   temp_dir dir;
-  write_file(dir.path() / "xconnd.yaml", daemon_config());
   unsigned short port = 0;
   auto d = start_daemon(dir, port);
   ASSERT_NE(port, 0);
