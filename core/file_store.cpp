@@ -106,6 +106,15 @@ std::string clean_filename(std::string_view name) {
   return out.empty() ? "file" : out;
 }
 
+std::string clean_mime_type(std::string_view type) {
+  while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  if (type.size() > 255 || type.find('/') == std::string_view::npos) return {};
+  for (unsigned char c : type)
+    if (c < 0x20 || c >= 0x7f) return {};
+  return std::string(type);
+}
+
 std::string mime_type_for(std::string_view filename) {
   static const std::pair<std::string_view, std::string_view> known[] = {
       {"png", "image/png"},        {"jpg", "image/jpeg"},        {"jpeg", "image/jpeg"},     {"gif", "image/gif"},
@@ -163,13 +172,14 @@ std::size_t file_store::load() {
 }
 
 std::shared_ptr<file_store::writer> file_store::begin(std::string plugin_id, std::string channel_id,
-                                                      std::string_view filename, std::string mime_type) {
+                                                      std::string_view filename, std::string_view mime_type) {
   stored_file f;
   f.file_ref = "file_" + random_hex(16);
   f.plugin_id = std::move(plugin_id);
   f.channel_id = std::move(channel_id);
   f.filename = clean_filename(filename);
-  f.mime_type = mime_type.empty() ? mime_type_for(f.filename) : std::move(mime_type);
+  f.mime_type = clean_mime_type(mime_type);
+  if (f.mime_type.empty()) f.mime_type = mime_type_for(f.filename);
   f.created_at = now_();
   f.expires_at = f.created_at + cfg_.ttl_s * 1000LL;
   // The record comes first, marked incomplete: a crash mid-upload leaves something load() recognizes.
@@ -185,6 +195,13 @@ std::optional<stored_file> file_store::find(std::string_view file_ref) const {
   if (!record) return std::nullopt;
   auto f = stored_file::from_record(file_ref, *record);
   if (!f || !f->complete || f->expires_at <= now_()) return std::nullopt;
+  return f;
+}
+
+std::optional<stored_file> file_store::find_on(std::string_view plugin_id, std::string_view channel_id,
+                                              std::string_view file_ref) const {
+  auto f = find(file_ref);
+  if (!f || f->plugin_id != plugin_id || f->channel_id != channel_id) return std::nullopt;
   return f;
 }
 

@@ -48,6 +48,8 @@ struct stored_file {
 bool valid_file_ref(std::string_view file_ref);
 // The last path component, without control characters, at most 255 bytes; "file" when nothing is left.
 std::string clean_filename(std::string_view filename);
+// A sent MIME type, trimmed, if it is printable ASCII with a '/' and at most 255 bytes; "" otherwise.
+std::string clean_mime_type(std::string_view mime_type);
 // The MIME type a file name suggests (a short list of common types), else application/octet-stream.
 std::string mime_type_for(std::string_view filename);
 
@@ -78,12 +80,15 @@ class file_store {
   std::size_t load();
 
   class writer;
-  // Starts a file on a channel. filename is cleaned; an empty mime_type is guessed from it.
+  // Starts a file on a channel. filename and mime_type are cleaned; an unusable mime_type is guessed from the name.
   std::shared_ptr<writer> begin(std::string plugin_id, std::string channel_id, std::string_view filename,
-                                std::string mime_type);
+                                std::string_view mime_type);
 
   // A complete file that has not expired; nullopt otherwise (and for any malformed ref).
   std::optional<stored_file> find(std::string_view file_ref) const;
+  // The same, only when it belongs to that plugin's channel.
+  std::optional<stored_file> find_on(std::string_view plugin_id, std::string_view channel_id,
+                                     std::string_view file_ref) const;
   // Chunk index of a file (chunk_bytes each, the last one shorter); nullopt when it is gone.
   std::optional<std::string> chunk(std::string_view file_ref, std::uint64_t index) const;
   // Up to capacity bytes from offset; 0 at the end; nullopt when the file is gone.

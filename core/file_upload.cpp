@@ -5,17 +5,6 @@ namespace http = boost::beast::http;
 
 namespace {
 constexpr std::size_t max_field_bytes = 4096;
-constexpr std::size_t max_mime_bytes = 255;
-
-// The part's Content-Type as the file's MIME type: trimmed, printable, bounded; "" lets the store guess.
-std::string mime_of(std::string_view type) {
-  while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
-  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
-  if (type.size() > max_mime_bytes || type.find('/') == std::string_view::npos) return {};
-  for (unsigned char c : type)
-    if (c < 0x20 || c >= 0x7f) return {};
-  return std::string(type);
-}
 }  // namespace
 
 file_upload::file_upload(server_context& ctx, http_request_header header, upload_target target)
@@ -41,7 +30,7 @@ bool file_upload::on_part(const multipart_reader::part_head& head) {
       fail(http::status::bad_request, "invalid_multipart", "more than one file part");
       return false;
     }
-    file_ = ctx_.files.begin(target_.plugin_id, target_.channel_id, head.filename, mime_of(head.content_type));
+    file_ = ctx_.files.begin(target_.plugin_id, target_.channel_id, head.filename, head.content_type);
     current_ = part::file;
   } else {
     current_ = head.name == "recipient_ref" || head.name == "reply_token" ? part::field : part::ignored;

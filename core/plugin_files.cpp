@@ -7,10 +7,7 @@ namespace xconn {
 xconn_file_upload* plugin_files::begin(const std::string& plugin_id, std::string_view channel_id,
                                        std::string_view filename, std::string_view mime_type) {
   if (!owns_(plugin_id, channel_id)) return nullptr;
-  std::string mime(mime_type.substr(0, 255));
-  for (unsigned char c : mime)
-    if (c < 0x20 || c >= 0x7f) mime.clear();
-  return new xconn_file_upload{files_.begin(plugin_id, std::string(channel_id), filename, std::move(mime)), nullptr};
+  return new xconn_file_upload{files_.begin(plugin_id, std::string(channel_id), filename, mime_type), nullptr};
 }
 
 bool plugin_files::write(xconn_file_upload& upload, std::string_view bytes) {
@@ -33,8 +30,8 @@ void plugin_files::end(xconn_file_upload* upload, bool keep, file_store::file_do
 
 std::int64_t plugin_files::read(std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref,
                                 std::uint64_t offset, char* out, std::size_t capacity) {
-  auto f = files_.find(file_ref);
-  if (!f || f->plugin_id != plugin_id || f->channel_id != channel_id) return -1;
+  auto f = files_.find_on(plugin_id, channel_id, file_ref);
+  if (!f) return -1;
   auto n = files_.read(*f, offset, out, capacity);
   return n ? static_cast<std::int64_t>(*n) : -1;
 }

@@ -168,9 +168,8 @@ std::string server::start() {
   file_lookup lookup{
       [files = s.files.get()](std::string_view plugin_id, std::string_view channel_id,
                               std::string_view file_ref) -> std::optional<boost::json::object> {
-        auto f = files->find(file_ref);
-        if (!f || f->plugin_id != plugin_id || f->channel_id != channel_id) return std::nullopt;
-        return f->item();
+        auto f = files->find_on(plugin_id, channel_id, file_ref);
+        return f ? std::optional(f->item()) : std::nullopt;
       },
       [files = s.files.get(), links = &*s.links, base = s.base_url](std::string_view plugin_id,
                                                                    std::string_view file_ref) {
