@@ -71,7 +71,7 @@ void channel_service::sweep() {
   calls_.sweep();
 }
 
-void channel_service::on_health_change(const std::string& plugin_id) {
+void channel_service::push_descriptors(const std::string& plugin_id) {
   auto conn = connectors_.find(plugin_id);
   if (!conn) return;
   std::vector<channel> routed;
@@ -152,8 +152,9 @@ std::optional<json::object> channel_service::descriptor(const connector& conn, c
     std::lock_guard lock(mutex_);
     running = table_.auth_running(c.id);
   }
-  auto d = build_descriptor({conn.manifest(), c, profiles, conn.health().health, running});
-  if (auto why = descriptor_violation(d, conn.manifest(), c.id); !why.empty()) {
+  auto manifest = conn.manifest();
+  auto d = build_descriptor({*manifest, c, profiles, conn.health().health, running});
+  if (auto why = descriptor_violation(d, *manifest, c.id); !why.empty()) {
     spdlog::error("[plugin {}] descriptor of {} withheld: {}", conn.id(), c.id, why);
     return std::nullopt;
   }
@@ -162,7 +163,7 @@ std::optional<json::object> channel_service::descriptor(const connector& conn, c
 
 std::string channel_service::tool_status(const connector& conn, const channel& c,
                                          const std::vector<std::string>& profiles, std::string_view tool_id) {
-  return std::string(xconn::tool_status({conn.manifest(), c, profiles}, tool_id));
+  return std::string(xconn::tool_status({*conn.manifest(), c, profiles}, tool_id));
 }
 
 void channel_service::push_descriptor(const connector& conn, std::string_view channel_id) {

@@ -37,8 +37,8 @@ class channel_service {
   // Starts (stops) the periodic sweep of temporary channels and expired tool records.
   void start();
   void stop();
-  // Push the descriptors of a plugin's routed channels again (its health changed). Any thread.
-  void on_health_change(const std::string& plugin_id);
+  // Pushes the descriptors of a plugin's routed channels again (its health or its card changed). Any thread.
+  void push_descriptors(const std::string& plugin_id);
 
   std::pair<channel, bool> open(const connector& conn, std::string_view requested,
                                 const std::shared_ptr<channel_route>& route);

@@ -1,143 +1,119 @@
-// One loaded generation of one plugin: its instance, its host table, its health, and every call into it.
+// One plugin as the rest of the host sees it, stable across reloads: its id, its health, and calls into
+// whichever generation serves now.
 //
-// Calls run on the plugin pool, never on an I/O thread. The host enforces every time limit itself; a
-// late completion after a timeout is dropped. Each pending call holds the connector (and so the library)
-// alive, so no plugin code can be unloaded while it may still run.
+// A reload pauses dispatch (new calls are held, at most plugins.reload_pause_max_calls of them and for at most
+// plugins.reload_pause_max_s; past either bound a call fails as retryable, as if the plugin had failed it),
+// waits for the old generation's calls, swaps the generation, and sends the held calls, in order, to the new
+// one. Sessions, channels and services hold the connector, never a generation, so they never notice.
 #pragma once
 
 #include "core/config.hpp"
-#include "core/plugin_files.hpp"
-#include "core/plugin_library.hpp"
+#include "core/plugin_generation.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <boost/json/object.hpp>
 
-#include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace xconn {
 
-// The outcome of one call: ok with a result object, or an error (code, message, retryable). `thrown`
-// marks a plugin exception (its text is for the log only); `timed_out` the host's own limit.
-struct call_result {
+// The outcome of the latest reload of one plugin, for /health and /connectors.
+struct reload_record {
+  long long at = 0;  // unix ms it finished
   bool ok = false;
-  std::string json;  // the result (ok) as the plugin wrote it
-  std::string code;
-  std::string message;
-  bool retryable = false;
-  bool thrown = false;
-  bool timed_out = false;
-};
-
-// The host's answer to one plugin emit (plugin.h xconn_emit_result).
-struct emit_outcome {
-  bool ok = false;
-  std::string message_id;
-  bool duplicate = false;
-  std::string code;
-  std::string message;
-};
-
-enum class health_state { healthy, degraded, down };
-std::string_view to_string(health_state h);
-
-struct health_snapshot {
-  health_state health = health_state::healthy;
-  std::string last_error_code;
-  long long last_seen_at = 0;  // unix ms of the plugin's last sign of life
+  std::string reason;              // why it failed: one line, as logged
+  std::uint64_t from_generation = 0;
+  std::uint64_t to_generation = 0;  // = from_generation when it failed
+  long long pause_ms = 0;           // dispatch paused
+  long long longest_hold_ms = 0;    // the longest any held call waited
+  std::size_t held_calls = 0;
+  std::size_t failed_calls = 0;     // held past a bound and answered as failed
 };
 
 class connector : public std::enable_shared_from_this<connector> {
  public:
-  connector(std::shared_ptr<plugin_library> library, const connector_section& section, std::uint64_t generation,
-            boost::asio::io_context& io, boost::asio::thread_pool& pool);
-  ~connector();
+  using plugin_fn = plugin_generation::plugin_fn;
+  using strand = plugin_generation::strand;
+
+  connector(std::string id, const plugins_config& limits, boost::asio::io_context& io, boost::asio::thread_pool& pool);
   connector(const connector&) = delete;
   connector& operator=(const connector&) = delete;
 
-  // Validates the config section with the plugin and creates the instance; the error names the key.
-  bool create(std::string& error);
-
-  // Blocking, for the start-up and shutdown thread: start (or stop) within limit.
-  call_result start(std::chrono::milliseconds limit);
-  call_result stop(std::chrono::milliseconds limit);
-
-  // One asynchronous call into the plugin: fn runs on `on` (a channel's strand of the plugin pool, so calls on
-  // one channel never overlap) and hands the plugin its xconn_call; done runs on an I/O thread, exactly once,
-  // within timeout. what names the call in logs and in the timeout code ("tool" -> tool_timeout).
-  using plugin_fn = std::function<void(const xconn_plugin_api& api, void* instance, xconn_call* call)>;
-  using strand = boost::asio::strand<boost::asio::thread_pool::executor_type>;
+  // One asynchronous call into the serving generation: fn runs on `on` (a channel's strand of the plugin pool,
+  // so calls on one channel never overlap) and hands the plugin its xconn_call; done runs on an I/O thread,
+  // exactly once, within timeout (plus the time a reload held it). what names the call in logs and in the
+  // timeout code ("tool" -> tool_timeout).
   void call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
                   std::function<void(call_result)> done);
-  strand make_strand() { return boost::asio::make_strand(pool_); }
-
   void invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
                    std::string context_json, const strand& on, std::chrono::milliseconds timeout,
                    std::function<void(call_result)> done);
+  strand make_strand() { return boost::asio::make_strand(pool_); }
 
-  // Health changes, for descriptor pushes. Set before start; runs on whichever thread reported the change.
-  void on_health_change(std::function<void(health_state)> listener) { health_listener_ = std::move(listener); }
+  const std::string& id() const { return id_; }
+  // The serving generation's facts; hold the pointer, not a reference into it, across a possible reload.
+  std::shared_ptr<const plugin_manifest> manifest() const;
+  std::uint64_t generation() const;
+  std::string config_digest() const;
+  std::shared_ptr<plugin_generation> current() const;
 
-  // Where the plugin's emits go (the inbound queue). Set before start. The handler runs on the plugin's
-  // thread and answers done exactly once, on any thread; the plugin's callback then runs on the plugin pool.
-  using emit_handler = std::function<void(connector& from, std::string channel_id, std::string message_json,
-                                          std::function<void(emit_outcome)> done)>;
-  void on_emit(emit_handler handler) { emit_handler_ = std::move(handler); }
-
-  // Where the plugin's shared-consumer references go (plugin.h xconn_host_consumer_acquire / _release). Set
-  // before start; they run on the plugin's thread and must not call back into it.
-  struct consumer_handlers {
-    std::function<int(connector& from, std::string channel_id, std::string consumer_key)> acquire;
-    std::function<void(connector& from, std::string channel_id, std::string consumer_key)> release;
-  };
-  void on_consumers(consumer_handlers handlers) { consumer_handlers_ = std::move(handlers); }
-
-  // The file store the plugin writes attachments to and reads outbound files from. Set before start.
-  void on_files(plugin_files* files) { files_ = files; }
-
-  const plugin_manifest& manifest() const { return library_->manifest; }
-  const std::string& id() const { return library_->manifest.id; }
-  std::uint64_t generation() const { return generation_; }
-  const std::string& config_digest() const { return config_digest_; }
+  // The serving generation's health. report_health is the host's own finding (a fault), for that generation.
   health_snapshot health() const;
-  void report_health(health_state h, std::string last_error_code);  // also used by the host on faults
+  void report_health(health_state h, std::string last_error_code);
+  // Told of every change of the serving generation's health, from any thread. Set before install.
+  void on_health_change(std::function<void(health_state)> listener) { health_listener_ = std::move(listener); }
+  // A generation's health changed: tells the listener when it is the serving one.
+  void health_changed(const plugin_generation& from, health_state h);
+
+  // The reload steps, from the registry's reload thread. install serves a first generation; pause holds new
+  // calls; resume serves next (or keeps the current one when next is null) and sends the held calls to it;
+  // retire fails every held and later call (the plugin was removed).
+  void install(std::shared_ptr<plugin_generation> g);
+  void pause();
+  // outcome says how the reload went (ok, reason, generations); the pause figures are filled in here.
+  void resume(std::shared_ptr<plugin_generation> next, reload_record outcome);
+  void retire();
+  bool retired() const;
+  // A reload that failed before anything paused (the new file never loaded).
+  void note_reload(reload_record outcome);
+  std::optional<reload_record> last_reload() const;
 
  private:
-  struct pending;  // one call in flight
-  static void on_host_log(void* ctx, xconn_log_level level, xconn_str text);
-  static void on_host_report_health(void* ctx, xconn_health health, xconn_str code);
-  static void on_host_complete(xconn_call* call, xconn_status status, xconn_str json);
-  static void on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done, void* user);
-  static int on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key);
-  static void on_host_consumer_release(void* ctx, xconn_str channel_id, xconn_str consumer_key);
-  static xconn_file_upload* on_host_file_begin(void* ctx, xconn_str channel_id, xconn_str filename, xconn_str mime);
-  static int on_host_file_write(xconn_file_upload* upload, const void* data, size_t size);
-  static void on_host_file_end(xconn_file_upload* upload, int keep, xconn_file_done done, void* user);
-  static int64_t on_host_file_read(void* ctx, xconn_str channel_id, xconn_str file_ref, uint64_t offset, void* buffer,
-                                   size_t capacity);
-  void touch();  // the plugin showed a sign of life
-  call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);
+  struct held_call {
+    std::string what;
+    plugin_fn fn;
+    strand on;
+    std::chrono::milliseconds timeout;
+    std::function<void(call_result)> done;
+    std::chrono::steady_clock::time_point since;
+  };
+  void fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why);
+  void on_pause_deadline();
 
-  std::shared_ptr<plugin_library> library_;
-  std::string config_json_;
-  std::string config_digest_;
-  std::uint64_t generation_;
+  const std::string id_;
+  const std::size_t max_held_;
+  const std::chrono::seconds max_pause_;
   boost::asio::io_context& io_;
   boost::asio::thread_pool& pool_;
-  xconn_host_api host_api_{};
-  void* instance_ = nullptr;
-  mutable std::mutex health_mutex_;
-  health_snapshot health_;
+
+  mutable std::mutex mutex_;  // the generation and the gate
+  std::shared_ptr<plugin_generation> current_;
+  bool paused_ = false;
+  bool overdue_ = false;  // paused past max_pause_: calls fail at once
+  bool retired_ = false;
+  std::deque<held_call> held_;
+  std::chrono::steady_clock::time_point paused_at_;
+  std::size_t failed_while_paused_ = 0;
+  std::shared_ptr<boost::asio::steady_timer> pause_timer_;  // only while paused: none outlives the io_context
+  std::optional<reload_record> last_reload_;
   std::function<void(health_state)> health_listener_;
-  emit_handler emit_handler_;
-  consumer_handlers consumer_handlers_;
-  plugin_files* files_ = nullptr;
 };
 
 }  // namespace xconn

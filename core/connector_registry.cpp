@@ -1,105 +1,286 @@
 #include "core/connector_registry.hpp"
 
+#include "core/ids.hpp"
+
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 
 namespace xconn {
 
+namespace {
+
+long long ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+}  // namespace
+
 connector_registry::connector_registry(const config& cfg, boost::asio::io_context& io,
                                        boost::asio::thread_pool& pool)
-    : config_(cfg), io_(io), pool_(pool) {}
+    : config_(cfg), io_(io), pool_(pool), cache_dir_(std::filesystem::path(cfg.store.path) / "plugin-cache") {}
+
+connector_registry::~connector_registry() {
+  stopping_ = true;
+  reload_thread_.join();
+}
 
 void connector_registry::refuse(const std::filesystem::path& file, std::string reason) {
   spdlog::error("plugin {} refused: {}", file.filename().string(), reason);
   std::lock_guard lock(mutex_);
+  std::erase_if(refused_, [&](const refused_plugin& r) { return r.file == file.string(); });
   refused_.push_back({file.string(), file.stem().string(), std::move(reason)});
 }
 
-void connector_registry::load_all() {
+void connector_registry::clear_refusal(const std::string& plugin_id) {
+  refused_sha_.erase(plugin_id);
+  std::lock_guard lock(mutex_);
+  std::erase_if(refused_, [&](const refused_plugin& r) { return r.plugin_id == plugin_id; });
+}
+
+std::vector<std::filesystem::path> connector_registry::candidates() const {
   std::filesystem::path dir(config_.plugins.dir);
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec))
-    if (it->path().extension() == ".so" && it->is_regular_file()) files.push_back(it->path());
+       it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->path().extension() == ".so" && it->is_regular_file(type_ec)) files.push_back(it->path());
+  }
   if (ec) spdlog::error("plugins.dir {}: {}", dir.string(), ec.message());
   std::sort(files.begin(), files.end());
-  auto cache = std::filesystem::path(config_.store.path) / "plugin-cache";
+  const auto& allow = config_.plugins.allow;
+  std::erase_if(files, [&](const std::filesystem::path& f) {
+    bool skipped = !allow.empty() && std::find(allow.begin(), allow.end(), f.stem().string()) == allow.end();
+    if (skipped) spdlog::debug("plugin {} skipped: not in plugins.allow", f.filename().string());
+    return skipped;
+  });
+  return files;
+}
 
-  for (const auto& file : files) {
-    std::string id = file.stem().string();
-    const auto& allow = config_.plugins.allow;
-    if (!allow.empty() && std::find(allow.begin(), allow.end(), id) == allow.end()) {
-      spdlog::info("plugin {} skipped: not in plugins.allow", file.filename().string());
-      continue;
-    }
-    if (!valid_plugin_id(id)) {
-      refuse(file, "the file name is not a plugin id (1-32 of a-z 0-9 -)");
-      continue;
-    }
-    if (loaded_.size() >= max_plugins) {
-      refuse(file, "at most " + std::to_string(max_plugins) + " plugins are loaded");
-      continue;
-    }
-    auto library = load_plugin_library(file, cache);
-    if (!library) {
-      refuse(file, library.error());
-      continue;
-    }
-    const auto& manifest = (*library)->manifest;
-    bool duplicate = std::any_of(loaded_.begin(), loaded_.end(),
-                                 [&](auto& kv) { return kv.second->manifest().card_id == manifest.card_id; });
-    if (duplicate) {
-      refuse(file, "connector_card_id " + manifest.card_id + " is already served by another plugin");
-      continue;
-    }
-    static const connector_section empty_section;
-    auto section_it = config_.connectors.find(id);
-    const auto& section = section_it == config_.connectors.end() ? empty_section : section_it->second;
-    auto conn = std::make_shared<connector>(*library, section, next_generation_++, io_, pool_);
-    std::string error;
-    if (!conn->create(error)) {
-      // The plugin names the key ("config.greeting: ..."); add where it is in the file.
-      std::string key = error.substr(0, error.find(':'));
-      auto line = section.key_lines.find(key);
-      std::string where = "connectors." + id + "." + error;
-      if (line != section.key_lines.end())
-        where = (config_.source_path.empty() ? std::string("<config>") : config_.source_path) + ":" +
-                std::to_string(line->second) + ": " + where;
-      refuse(file, "config rejected: " + where);
-      continue;
-    }
-    if (health_listener_) {
-      conn->on_health_change([listener = health_listener_, id](health_state h) { listener(id, h); });
-    }
-    if (emit_handler_) conn->on_emit(emit_handler_);
-    conn->on_consumers(consumer_handlers_);
-    conn->on_files(files_);
-    auto started = conn->start(start_limit);
-    if (!started.ok) {
-      refuse(file, "start failed: " + (started.code.empty() ? std::string("error") : started.code) +
-                       (started.thrown ? " (threw: " + started.message + ")" : ""));
-      conn->stop(stop_limit);
-      continue;
-    }
-    spdlog::info("plugin {} loaded: card {} version {} generation {} config_digest {}", id, manifest.card_id,
-                 manifest.card_version, conn->generation(), conn->config_digest());
+const connector_section& connector_registry::section_of(const std::string& plugin_id) const {
+  static const connector_section empty_section;
+  auto it = config_.connectors.find(plugin_id);
+  return it == config_.connectors.end() ? empty_section : it->second;
+}
+
+boost::system::result<std::shared_ptr<plugin_generation>, std::string> connector_registry::prepare(
+    const std::filesystem::path& file, const std::shared_ptr<connector>& conn) {
+  auto library = load_plugin_library(file, cache_dir_);
+  if (!library) return library.error();
+  const auto& manifest = (*library)->manifest;
+  {
     std::lock_guard lock(mutex_);
-    loaded_.emplace(id, std::move(conn));
+    for (const auto& [id, other] : loaded_)
+      if (id != conn->id() && other->manifest()->card_id == manifest.card_id)
+        return "connector_card_id " + manifest.card_id + " is already served by another plugin";
+  }
+  const auto& id = conn->id();
+  const auto& section = section_of(id);
+  auto g = std::make_shared<plugin_generation>(*library, section, next_generation_++, conn, hooks_, io_, pool_);
+  std::string error;
+  if (!g->create(error)) {
+    // The plugin names the key ("config.greeting: ..."); add where it is in the file.
+    std::string key = error.substr(0, error.find(':'));
+    auto line = section.key_lines.find(key);
+    std::string where = "connectors." + id + "." + error;
+    if (line != section.key_lines.end())
+      where = (config_.source_path.empty() ? std::string("<config>") : config_.source_path) + ":" +
+              std::to_string(line->second) + ": " + where;
+    return "config rejected: " + where;
+  }
+  return g;
+}
+
+void connector_registry::add(const std::filesystem::path& file) {
+  std::string id = file.stem().string();
+  if (!valid_plugin_id(id)) return refuse(file, "the file name is not a plugin id (1-32 of a-z 0-9 -)");
+  {
+    std::lock_guard lock(mutex_);
+    if (loaded_.size() >= max_plugins)
+      return refuse(file, "at most " + std::to_string(max_plugins) + " plugins are loaded");
+  }
+  auto conn = std::make_shared<connector>(id, config_.plugins, io_, pool_);
+  auto g = prepare(file, conn);
+  if (!g) return refuse(file, g.error());
+  if (hooks_.health_changed)
+    conn->on_health_change([listener = hooks_.health_changed, id](health_state h) { listener(id, h); });
+  conn->install(*g);
+  auto started = (*g)->start(start_limit);
+  if (!started.ok) {
+    (*g)->stop(stop_limit);
+    return refuse(file, "start failed: " + (started.code.empty() ? std::string("error") : started.code) +
+                            (started.thrown ? " (threw: " + started.message + ")" : ""));
+  }
+  const auto& m = *conn->manifest();
+  spdlog::info("plugin {} loaded: card {} version {} generation {} config_digest {}", id, m.card_id, m.card_version,
+               conn->generation(), conn->config_digest());
+  clear_refusal(id);
+  std::lock_guard lock(mutex_);
+  loaded_.emplace(id, std::move(conn));
+}
+
+void connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,
+                                 bool forced) {
+  auto old = conn->current();
+  const auto& id = conn->id();
+  auto failed = [&](std::string reason, const std::string& sha) {
+    spdlog::error("plugin {} reload refused, generation {} keeps serving: {}", id, old->number(), reason);
+    refused_sha_[id] = sha;
+    {
+      std::lock_guard lock(mutex_);
+      std::erase_if(refused_, [&](const refused_plugin& r) { return r.plugin_id == id; });
+      refused_.push_back({file.string(), id, reason});
+    }
+    return reason;
+  };
+  auto sha = file_sha256(file);
+  auto refused_before = refused_sha_.find(id);
+  if (!forced && sha && (*sha == old->library().sha256 || (refused_before != refused_sha_.end() && refused_before->second == *sha)))
+    return;
+
+  auto next = prepare(file, conn);
+  std::string old_card = old->manifest()->card_id;
+  if (next && (*next)->manifest()->card_id != old_card)
+    next = "connector_card_id changed from " + old_card + " to " + (*next)->manifest()->card_id;
+  if (!next) {
+    // Nothing was paused: the old generation never stopped serving.
+    conn->note_reload({0, false, failed(next.error(), sha ? *sha : ""), old->number(), old->number()});
+    return;
+  }
+
+  auto paused_at = std::chrono::steady_clock::now();
+  conn->pause();
+  auto still_running = old->drain(paused_at + std::chrono::seconds(config_.plugins.reload_pause_max_s));
+  if (still_running > 0)
+    spdlog::warn("plugin {}: {} calls of generation {} still running at its stop", id, still_running, old->number());
+  if (auto stopped = old->stop(stop_limit); !stopped.ok)
+    spdlog::warn("plugin {} generation {} stop: {}", id, old->number(), stopped.code);
+  auto started = (*next)->start(start_limit);
+  if (started.ok) {
+    conn->resume(*next, {0, true, "", old->number(), (*next)->number()});
+    auto record = conn->last_reload();
+    const auto& m = *(*next)->manifest();
+    spdlog::info("plugin {} reloaded: generation {} -> {}, version {} -> {}, paused {} ms ({} calls held)", id,
+                 old->number(), (*next)->number(), old->manifest()->card_version, m.card_version,
+                 record ? record->pause_ms : ms_between(paused_at, std::chrono::steady_clock::now()),
+                 record ? record->held_calls : 0);
+    clear_refusal(id);
+    if (reloaded_) reloaded_(id);
+    return;
+  }
+  (*next)->stop(stop_limit);
+  std::string reason = failed("start failed: " + (started.code.empty() ? std::string("error") : started.code) +
+                                  (started.thrown ? " (threw: " + started.message + ")" : ""),
+                              sha ? *sha : "");
+  // The old library serves again, in a fresh instance with its generation number: a stopped instance is not
+  // asked to start twice.
+  auto again = std::make_shared<plugin_generation>(old->library_handle(), section_of(id), old->number(), conn, hooks_,
+                                                   io_, pool_);
+  std::string error;
+  call_result restarted;
+  restarted.code = "create_failed";
+  if (again->create(error)) restarted = again->start(start_limit);
+  if (!restarted.ok) {
+    spdlog::error("plugin {}: generation {} did not start again ({}); it is down", id, old->number(), restarted.code);
+    again->report_health(health_state::down, "restart_failed");
+  }
+  conn->resume(again, {0, false, std::move(reason), old->number(), old->number()});
+}
+
+void connector_registry::remove(const std::shared_ptr<connector>& conn) {
+  auto g = conn->current();
+  conn->pause();
+  auto still_running = g->drain(std::chrono::steady_clock::now() + std::chrono::seconds(config_.plugins.reload_pause_max_s));
+  if (still_running > 0) spdlog::warn("plugin {}: {} calls still running at its removal", conn->id(), still_running);
+  if (removed_) removed_(conn->id());
+  conn->retire();
+  if (auto stopped = g->stop(stop_limit); !stopped.ok) spdlog::warn("plugin {} stop: {}", conn->id(), stopped.code);
+  {
+    std::lock_guard lock(mutex_);
+    loaded_.erase(conn->id());
+  }
+  clear_refusal(conn->id());
+  spdlog::info("plugin {} removed: its file is gone; its channels stay stored for its return", conn->id());
+}
+
+void connector_registry::load_all() {
+  for (const auto& file : candidates()) {
+    if (find(file.stem().string())) continue;
+    add(file);
   }
   for (const auto& [id, section] : config_.connectors)
-    if (!loaded_.count(id)) spdlog::warn("connectors.{} is configured but no such plugin is loaded", id);
+    if (!find(id)) spdlog::warn("connectors.{} is configured but no such plugin is loaded", id);
+}
+
+void connector_registry::sync_dir(const std::string& forced_id) {
+  auto files = candidates();
+  std::vector<std::shared_ptr<connector>> gone;
+  for (const auto& conn : all())
+    if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.stem() == conn->id(); }))
+      gone.push_back(conn);
+  for (const auto& conn : gone) remove(conn);
+  for (const auto& file : files) {
+    if (stopping_) return;
+    std::string id = file.stem().string();
+    bool forced = id == forced_id;
+    if (auto conn = find(id)) {
+      replace(conn, file, forced);
+      continue;
+    }
+    auto sha = file_sha256(file);
+    auto refused_before = refused_sha_.find(id);
+    if (!forced && sha && refused_before != refused_sha_.end() && refused_before->second == *sha) continue;
+    add(file);
+    if (!find(id) && sha) refused_sha_[id] = *sha;
+  }
+}
+
+void connector_registry::queue(std::function<void()> task) {
+  ++queued_;
+  boost::asio::post(reload_thread_, [this, task = std::move(task)] {
+    if (!stopping_) task();
+    ++reloads_done_;
+    --queued_;
+  });
+}
+
+void connector_registry::rescan() {
+  if (stopping_ || rescan_queued_.exchange(true)) return;
+  queue([this] {
+    rescan_queued_ = false;
+    sync_dir("");
+  });
+}
+
+bool connector_registry::request_reload(const std::string& plugin_id) {
+  if (stopping_ || !valid_plugin_id(plugin_id)) return false;
+  std::error_code ec;
+  bool has_file = std::filesystem::is_regular_file(std::filesystem::path(config_.plugins.dir) / (plugin_id + ".so"), ec);
+  if (!find(plugin_id) && !has_file) return false;
+  queue([this, plugin_id] { sync_dir(plugin_id); });
+  return true;
+}
+
+void connector_registry::wait_idle() {
+  std::promise<void> reached;
+  boost::asio::post(reload_thread_, [&reached] { reached.set_value(); });
+  reached.get_future().wait();
 }
 
 void connector_registry::stop_all() {
+  stopping_ = true;
+  wait_idle();
   std::map<std::string, std::shared_ptr<connector>, std::less<>> loaded;
   {
     std::lock_guard lock(mutex_);
     loaded.swap(loaded_);
   }
   for (auto& [id, conn] : loaded) {
-    auto r = conn->stop(stop_limit);
+    conn->retire();
+    auto r = conn->current()->stop(stop_limit);
     if (!r.ok) spdlog::warn("plugin {} stop: {}", id, r.code);
     else spdlog::info("plugin {} stopped", id);
   }

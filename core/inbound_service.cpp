@@ -35,7 +35,8 @@ bool has(const std::vector<std::string>& profiles, std::string_view p) {
 }
 
 std::string provider_of(const connector& conn) {
-  const auto& card = conn.manifest().card;
+  auto manifest = conn.manifest();
+  const auto& card = manifest->card;
   if (auto* supports = card.if_contains("supports"); supports && supports->is_object())
     if (auto* targets = supports->as_object().if_contains("targets"); targets && targets->is_array())
       for (const auto& t : targets->as_array())
@@ -141,7 +142,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
     spdlog::warn("[plugin {}] emit to {} refused: {} ({})", from.id(), channel_id, code, why);
     done({false, "", false, std::move(code), std::move(why)});
   };
-  auto parsed = parse_emit(message_json, from.manifest());
+  auto parsed = parse_emit(message_json, *from.manifest());
   if (!parsed) return refuse("invalid_message", parsed.error());
   auto route = channels_.route_of(channel_id);
   if (!route || route->plugin_id != from.id())

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reload plugins (architecture.md, "Hot reload")
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -70,7 +71,10 @@ int main(int argc, char** argv) {
                  "'Authorization: Bearer <key>'",
                  server.key_file());
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    spdlog::info("SIGHUP: comparing plugins.dir with what is loaded");
+    server.rescan_plugins();
+  }
   spdlog::info("signal {} received", strsignal(sig));
   server.stop();
   return 0;

@@ -79,7 +79,7 @@ std::size_t outbound_service::load() {
 send_limits& outbound_service::limits_for(const connector& conn) {
   auto it = limits_.find(conn.id());
   if (it == limits_.end()) {
-    const auto& chat = conn.manifest().chat;
+    const auto& chat = conn.manifest()->chat;
     it = limits_.try_emplace(conn.id(), chat ? chat->max_length : 0, chat ? chat->max_per_minute : 0).first;
   }
   return it->second;
@@ -97,7 +97,8 @@ delta_buffer& outbound_service::deltas_for(const std::string& channel_id) {
 }
 
 void outbound_service::send_final(connector& conn, final_message m, std::function<void(json::object)> done) {
-  const auto& manifest = conn.manifest();
+  auto manifest_ptr = conn.manifest();
+  const auto& manifest = *manifest_ptr;
   std::string hash = content_hash(m.text, m.files);
   std::string key = m.channel_id + "/" + sha256_hex(m.message_id);
   auto last = inbound_.last_delivered(m.channel_id);
@@ -272,10 +273,10 @@ std::string outbound_service::delta(connector& conn, const std::string& channel_
       case delta_status::too_long: return "message_too_long";
     }
     first = r.first;
-    if (conn.manifest().delivery.can_edit) so_far = r.text;
+    if (conn.manifest()->delivery.can_edit) so_far = r.text;
   }
   if (first) clear_typing(conn, channel_id);  // visible text replaces the indicator (IM v2 §8)
-  if (!conn.manifest().delivery.can_edit) return "";
+  if (!conn.manifest()->delivery.can_edit) return "";
   conn.call_async(
       "update",
       [channel_id, message_id, so_far = std::move(so_far)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
@@ -294,7 +295,7 @@ void outbound_service::activity(connector& conn, const std::string& channel_id, 
   {
     std::lock_guard lock(mutex_);
     ++counters_[conn.id()].activities;
-    if (!conn.manifest().delivery.typing) return;  // degrades to a no-op (IM v2 §8)
+    if (!conn.manifest()->delivery.typing) return;  // degrades to a no-op (IM v2 §8)
     if (status == "idle") {
       if (!typing_.erase(channel_id)) return;
     } else {

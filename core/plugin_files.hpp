@@ -13,13 +13,13 @@
 #include <string_view>
 
 namespace xconn {
-class connector;
+class plugin_generation;
 }
 
 // The opaque handle of plugin.h: one file a plugin is storing.
 struct xconn_file_upload {
   std::shared_ptr<xconn::file_store::writer> writer;
-  std::shared_ptr<xconn::connector> from;  // the plugin stays loaded until its callback has run
+  std::shared_ptr<xconn::plugin_generation> from;  // the plugin stays loaded until its callback has run
 };
 
 namespace xconn {

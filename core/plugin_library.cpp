@@ -2,10 +2,22 @@
 
 #include "core/crypto.hpp"
 
+#include <array>
 #include <fstream>
 #include <sstream>
 
 namespace xconn {
+
+std::optional<std::string> file_sha256(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  sha256_stream digest;
+  std::array<char, 64 * 1024> buffer;
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0)
+    digest.update({buffer.data(), static_cast<std::size_t>(in.gcount())});
+  if (in.bad()) return std::nullopt;
+  return digest.final_hex();
+}
 
 boost::system::result<std::shared_ptr<plugin_library>, std::string> load_plugin_library(
     const std::filesystem::path& file, const std::filesystem::path& cache_dir) {

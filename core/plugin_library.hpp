@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace xconn {
@@ -22,6 +23,9 @@ struct plugin_library {
   std::filesystem::path file;  // the file in plugins.dir it came from
   std::string sha256;          // of the file's bytes
 };
+
+// The sha256 of a file's bytes (hex), or nothing when it cannot be read.
+std::optional<std::string> file_sha256(const std::filesystem::path& file);
 
 // Copies file to cache_dir/<sha256>.so (a new build never aliases one already loaded), opens it
 // RTLD_LOCAL|RTLD_NOW, calls its entry with this host's API major and checks the table, the manifest and

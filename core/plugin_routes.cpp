@@ -38,8 +38,9 @@ bool serve_plugin_route(server_context& ctx, const http_request& req, std::funct
   auto parts = split_connector_path(req.target());
   if (parts.plugin_id.empty() || parts.rest.empty()) return false;
   auto conn = ctx.connectors.find(parts.plugin_id);
-  if (!conn || !conn->manifest().has_route_path(parts.rest)) return false;
-  const auto* route = conn->manifest().find_route(std::string_view(req.method_string()), parts.rest);
+  auto manifest = conn ? conn->manifest() : nullptr;
+  if (!manifest || !manifest->has_route_path(parts.rest)) return false;
+  const auto* route = manifest->find_route(std::string_view(req.method_string()), parts.rest);
   if (!route || !route->is_public) {
     // Before the method is revealed, the caller must be one who may know the route exists.
     if (!authorized(ctx, req)) {

@@ -9,6 +9,7 @@
 #include "core/download_links.hpp"
 #include "core/file_store.hpp"
 #include "core/plugin_files.hpp"
+#include "core/plugin_watcher.hpp"
 #include "core/inbound_service.hpp"
 #include "core/lease_service.hpp"
 #include "core/outbound_service.hpp"
@@ -35,6 +36,7 @@ struct server::impl {
   std::unique_ptr<asio::thread_pool> pool;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<connector_registry> connectors;
+  std::unique_ptr<plugin_watcher> watcher;
   std::unique_ptr<connector_ids> ids;
   std::unique_ptr<channel_service> channels;
   std::unique_ptr<inbound_service> inbound;
@@ -78,6 +80,7 @@ server::~server() {
   // Sockets and pending handlers go before the io_context they belong to, and before the context
   // (sessions unregister from it when they die).
   impl_->listener.reset();
+  impl_->watcher.reset();
   impl_->leases.reset();
   impl_->files.reset();  // its collector timer belongs to the io_context
   impl_->consumers.reset();
@@ -126,23 +129,29 @@ std::string server::start() {
         auto where = channels->route_of(channel_id);
         return where && where->plugin_id == plugin_id;
       });
-  s.connectors->set_files(s.plugin_file_access.get());
-  s.connectors->set_consumer_handlers(
-      {[consumers = s.consumers.get(), channels = s.channels.get()](connector& from, std::string channel_id,
-                                                                    std::string key) {
-         // Only a channel of this plugin can hold a reference: a stray id would hold one nobody releases.
-         auto where = channels->route_of(channel_id);
-         if (!where || where->plugin_id != from.id()) return -1;
-         return consumers->acquire(from.id(), channel_id, key);
-       },
-       [consumers = s.consumers.get(), cfg = &s.cfg](connector& from, std::string channel_id, std::string key) {
-         if (consumers->release(from.id(), channel_id, key)) stop_consumers(from, {key}, cfg->tools.timeout_s);
-       }});
-  s.connectors->set_health_listener(
-      [channels = s.channels.get()](const std::string& plugin_id, health_state) { channels->on_health_change(plugin_id); });
-  s.connectors->set_emit_handler([inbound = s.inbound.get()](connector& from, std::string channel_id, std::string json,
-                                                             std::function<void(emit_outcome)> done) {
+  auto& hooks = s.connectors->hooks();
+  hooks.files = s.plugin_file_access.get();
+  hooks.consumer_acquire = [consumers = s.consumers.get(), channels = s.channels.get()](
+                               connector& from, std::string channel_id, std::string key) {
+    // Only a channel of this plugin can hold a reference: a stray id would hold one nobody releases.
+    auto where = channels->route_of(channel_id);
+    if (!where || where->plugin_id != from.id()) return -1;
+    return consumers->acquire(from.id(), channel_id, key);
+  };
+  hooks.consumer_release = [consumers = s.consumers.get(), cfg = &s.cfg](connector& from, std::string channel_id,
+                                                                         std::string key) {
+    if (consumers->release(from.id(), channel_id, key)) stop_consumers(from, {key}, cfg->tools.timeout_s);
+  };
+  hooks.health_changed = [channels = s.channels.get()](const std::string& plugin_id, health_state) {
+    channels->push_descriptors(plugin_id);
+  };
+  hooks.emit = [inbound = s.inbound.get()](connector& from, std::string channel_id, std::string json,
+                                           std::function<void(emit_outcome)> done) {
     inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
+  };
+  // A new generation may change the card (tools, flows, version): open channels get their descriptors again.
+  s.connectors->on_reloaded([channels = s.channels.get()](const std::string& plugin_id) {
+    channels->push_descriptors(plugin_id);
   });
   s.channels->on_dropped([inbound = s.inbound.get(), outbound = s.outbound.get(),
                           files = s.files.get()](const std::vector<std::string>& ids) {
@@ -153,6 +162,11 @@ std::string server::start() {
   s.inbound->on_tick([outbound = s.outbound.get(), connectors = s.connectors.get()] { outbound->tick(*connectors); });
   s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, *s.inbound, *s.outbound,
                                  *s.leases, *s.consumers, *s.files, *s.links, {}, {}, {}, {}});
+  // A removed plugin's sockets close once its calls are answered; its channels stay stored.
+  s.connectors->on_removed([ctx = s.ctx.get()](const std::string& plugin_id) {
+    for (auto& session : ctx->sessions.snapshot())
+      if (session->plugin_id() == plugin_id) session->shut_down();
+  });
 
   auto endpoint = parse_listen(*s.io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
@@ -193,6 +207,11 @@ std::string server::start() {
   s.inbound->start();
   s.leases->start();
   s.files->start(*s.io);
+  if (cfg.plugins.watch) {
+    s.watcher = std::make_unique<plugin_watcher>(*s.io, cfg.plugins.dir,
+                                                 [connectors = s.connectors.get()] { connectors->rescan(); });
+    if (auto err = s.watcher->start(); !err.empty()) return "plugins.watch: " + err;
+  }
   s.listener->run();
   int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
@@ -219,6 +238,7 @@ void server::stop() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (s.ctx->sessions.size() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (s.watcher) s.watcher->stop();
   s.channels->stop();
   s.inbound->stop();
   s.leases->stop();
@@ -231,6 +251,10 @@ void server::stop() {
   s.threads.clear();
   s.pool->join();
   spdlog::info("stopped");
+}
+
+void server::rescan_plugins() {
+  if (impl_->running) impl_->connectors->rescan();
 }
 
 unsigned short server::port() const { return impl_->port; }

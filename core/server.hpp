@@ -25,6 +25,10 @@ class server {
   // threads. Idempotent; safe from any thread except an I/O thread.
   void stop();
 
+  // Compares plugins.dir with what is loaded and reloads, adds and removes to match, in the background
+  // (SIGHUP; the watcher does the same by itself when plugins.watch is on).
+  void rescan_plugins();
+
   unsigned short port() const;
   const std::string& base_url() const;  // public base, e.g. http://127.0.0.1:8840
   const std::string& key_file() const;  // where a generated key lives ("" when keys are configured)

@@ -116,7 +116,8 @@ void ws_session::on_auth_start(const packet_view& p, const channel& c, const jso
     ack.error_message = std::move(message);
     send(encode_packet(ack));
   };
-  const auto* flow = find_auth_flow(connector_->manifest(), *flow_id);
+  auto manifest = connector_->manifest();
+  const auto* flow = find_auth_flow(*manifest, *flow_id);
   if (!flow) return refuse("auth_flow_not_found", "the card declares no auth flow with that id");
   std::vector<std::string> secrets;
   if (auto why = check_auth_input(*flow, input, secrets); !why.empty()) return refuse("invalid_input", why);
@@ -168,7 +169,7 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   auto answer = parse_auth_answer(r.json, for_status);
   if (!answer) return invalid(answer.error());
   if (answer->binding)
-    if (auto why = binding_violation(*answer->binding, connector_->manifest()); !why.empty()) return invalid(why);
+    if (auto why = binding_violation(*answer->binding, *connector_->manifest()); !why.empty()) return invalid(why);
   for (auto& kv : answer->fields) payload[kv.key()] = std::move(kv.value());
   payload["status"] = answer->status;
   if (answer->status == "failed") {
@@ -337,7 +338,8 @@ void ws_session::on_tool_invoke(const packet_view& p, const channel& c, const js
     idempotency_key = *call_id;
   }
 
-  const auto& tools = connector_->manifest().tools;
+  auto manifest = connector_->manifest();
+  const auto& tools = manifest->tools;
   auto tool = tools.find(std::string(*tool_id));
   if (tool == tools.end()) return send_error(&p, "tool_not_found", "the card declares no tool with that id");
   if (!c.authenticated)

@@ -136,7 +136,8 @@ bool ws_session::handle_frame(std::string_view frame) {
 }
 
 void ws_session::handle_hello(const packet_view& p) {
-  const auto& m = connector_->manifest();
+  auto manifest = connector_->manifest();
+  const auto& m = *manifest;
   std::vector<std::string> card_profiles;
   for (const auto& v : m.card.at("supports").as_object().at("profiles").as_array())
     card_profiles.emplace_back(v.as_string());
@@ -170,7 +171,7 @@ void ws_session::handle_hello(const packet_view& p) {
                        self->connector_id_ = connector_id;
                        self->ctx_.leases.hello(connector_id);
                        self->profiles_ = std::move(profiles);
-                       const auto& card_id = self->connector_->manifest().card_id;
+                       auto card_id = self->connector_->manifest()->card_id;
                        ack.payload = json::object{{"connector_card_id", card_id},
                                                   {"connector_id", connector_id},
                                                   {"protocol_version", protocol_version}};
