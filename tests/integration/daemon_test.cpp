@@ -52,6 +52,42 @@ TEST(daemon, generates_a_key_serves_echo_and_stops_cleanly_on_sigterm) {
   EXPECT_EQ(again.wait_exit(), 0);
 }
 
+TEST(daemon, sighup_reloads_a_replaced_plugin_and_keeps_the_socket) {
+  temp_dir dir;
+  auto plugins = dir.path() / "plugins";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  write_file(dir.path() / "xconnd.yaml",
+             "server:\n  listen: \"127.0.0.1:0\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\n"
+             "plugins:\n  dir: \"" + plugins.string() + "\"\n  watch: false\n");
+  daemon_process d({"--config", "xconnd.yaml"}, dir.path());
+  auto port = d.wait_listening();
+  ASSERT_NE(port, 0) << d.console();
+  std::string key = read_file(dir.path() / "var" / "xconn" / "api_key");
+  auto ws = ws_client::connect(port, "/connectors/echo/ws", {key, "xagent.connector.packet.v1"});
+  ASSERT_TRUE(ws);
+  ASSERT_TRUE(ws->hello());
+  auto version = [&] {
+    auto list = http_get(port, "/connectors", key).json();
+    return list.is_object() && !list.at("connectors").as_array().empty()
+               ? std::string(list.at("connectors").as_array()[0].at("version").as_string())
+               : std::string();
+  };
+  EXPECT_EQ(version(), "0.1.0");
+
+  std::filesystem::copy_file(fixture_plugin_dir() / "echo-v2" / "echo.so", plugins / "echo.so.new");
+  std::filesystem::rename(plugins / "echo.so.new", plugins / "echo.so");
+  d.signal(SIGHUP);
+  EXPECT_TRUE(wait_until([&] { return version() == "0.2.0"; }, std::chrono::seconds(20))) << d.console();
+  EXPECT_NE(d.console().find("plugin echo reloaded: generation 1 -> 2, version 0.1.0 -> 0.2.0"), std::string::npos)
+      << d.console();
+  EXPECT_FALSE(ws->closed());
+
+  d.signal(SIGTERM);
+  EXPECT_EQ(ws->wait_closed(), 1001);
+  EXPECT_EQ(d.wait_exit(), 0) << d.console();
+}
+
 TEST(daemon, check_config_validates_and_exits) {
   temp_dir dir;
   write_file(dir.path() / "good.yaml", config_text());
