@@ -40,7 +40,7 @@ void connector_registry::clear_refusal(const std::string& plugin_id) {
   std::erase_if(refused_, [&](const refused_plugin& r) { return r.plugin_id == plugin_id; });
 }
 
-std::vector<std::filesystem::path> connector_registry::candidates() const {
+std::optional<std::vector<std::filesystem::path>> connector_registry::candidates() const {
   std::filesystem::path dir(config_.plugins.dir);
   std::error_code ec;
   std::vector<std::filesystem::path> files;
@@ -49,7 +49,10 @@ std::vector<std::filesystem::path> connector_registry::candidates() const {
     std::error_code type_ec;
     if (it->path().extension() == ".so" && it->is_regular_file(type_ec)) files.push_back(it->path());
   }
-  if (ec) spdlog::error("plugins.dir {}: {}", dir.string(), ec.message());
+  if (ec) {
+    spdlog::error("plugins.dir {}: {}", dir.string(), ec.message());
+    return std::nullopt;
+  }
   std::sort(files.begin(), files.end());
   const auto& allow = config_.plugins.allow;
   std::erase_if(files, [&](const std::filesystem::path& f) {
@@ -207,7 +210,7 @@ void connector_registry::remove(const std::shared_ptr<connector>& conn) {
 }
 
 void connector_registry::load_all() {
-  for (const auto& file : candidates()) {
+  for (const auto& file : candidates().value_or(std::vector<std::filesystem::path>{})) {
     if (find(file.stem().string())) continue;
     add(file);
   }
@@ -216,7 +219,10 @@ void connector_registry::load_all() {
 }
 
 void connector_registry::sync_dir(const std::string& forced_id) {
-  auto files = candidates();
+  // A folder that cannot be read (gone, renamed, no permission) changes nothing: it must not look empty.
+  auto listed = candidates();
+  if (!listed) return;
+  const auto& files = *listed;
   std::vector<std::shared_ptr<connector>> gone;
   for (const auto& conn : all())
     if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.stem() == conn->id(); }))

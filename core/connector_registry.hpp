@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,8 @@ class connector_registry {
  private:
   void refuse(const std::filesystem::path& file, std::string reason);
   void clear_refusal(const std::string& plugin_id);
-  std::vector<std::filesystem::path> candidates() const;
+  // The .so files of plugins.dir that plugins.allow admits, sorted; nothing when the folder cannot be read.
+  std::optional<std::vector<std::filesystem::path>> candidates() const;
   const connector_section& section_of(const std::string& plugin_id) const;
   // Loads file as a generation of conn (not started); the error is one line for the log.
   boost::system::result<std::shared_ptr<plugin_generation>, std::string> prepare(const std::filesystem::path& file,
