@@ -121,8 +121,11 @@ void connector_registry::add(const std::filesystem::path& file) {
   spdlog::info("plugin {} loaded: card {} version {} generation {} config_digest {}", id, m.card_id, m.card_version,
                conn->generation(), conn->config_digest());
   clear_refusal(id);
-  std::lock_guard lock(mutex_);
-  loaded_.emplace(id, std::move(conn));
+  {
+    std::lock_guard lock(mutex_);
+    loaded_.emplace(id, conn);
+  }
+  if (added_) added_(*conn);
 }
 
 void connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,

@@ -42,6 +42,8 @@ class connector_registry {
   plugin_host_hooks& hooks() { return hooks_; }
   // After a reload that took a new generation (its card may differ), from the reload thread.
   void on_reloaded(std::function<void(const std::string& plugin_id)> f) { reloaded_ = std::move(f); }
+  // After a plugin was loaded and started (at start-up, or added later), from the loading thread.
+  void on_added(std::function<void(connector&)> f) { added_ = std::move(f); }
   // When a removed plugin's calls have drained: close its sockets (1001). From the reload thread.
   void on_removed(std::function<void(const std::string& plugin_id)> f) { removed_ = std::move(f); }
 
@@ -85,6 +87,7 @@ class connector_registry {
   plugin_host_hooks hooks_;
   std::function<void(const std::string&)> reloaded_;
   std::function<void(const std::string&)> removed_;
+  std::function<void(connector&)> added_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<connector>, std::less<>> loaded_;
   std::vector<refused_plugin> refused_;

@@ -13,12 +13,14 @@ namespace xconn {
 namespace json = boost::json;
 
 lease_service::lease_service(store& db, const config& cfg, channel_service& channels, connector_registry& connectors,
-                             consumer_registry& consumers, boost::asio::io_context& io, now_fn now)
+                             consumer_registry& consumers, deferred_logouts& owed, boost::asio::io_context& io,
+                             now_fn now)
     : db_(db),
       cfg_(cfg),
       channels_(channels),
       connectors_(connectors),
       consumers_(consumers),
+      owed_(owed),
       io_(io),
       now_(now ? std::move(now) : now_fn(unix_ms)),
       leases_(cfg.leases.connector_offline_s * 1000LL),
@@ -159,7 +161,8 @@ void lease_service::pump_deregistrations() {
 void lease_service::deregister_channel(const channel& c) {
   auto conn = connectors_.find(c.plugin_id);
   if (!conn) {
-    // The plugin is not loaded: the ids stop working now; its target state is its own to clean when it returns.
+    // The plugin is not loaded: the ids stop working now; its sign-out runs when it is loaded again.
+    owed_.add(c.plugin_id, c.id);
     return finish_channel(c);
   }
   // The plugin's own sign-out path, as for a user logout (never channel.close): target state and login go.

@@ -14,6 +14,7 @@
 #include "core/connector_leases.hpp"
 #include "core/connector_registry.hpp"
 #include "core/consumer_registry.hpp"
+#include "core/deferred_logouts.hpp"
 #include "core/store.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -38,7 +39,7 @@ class lease_service {
   static constexpr std::size_t deregistrations_in_flight = 4;
 
   lease_service(store& db, const config& cfg, channel_service& channels, connector_registry& connectors,
-                consumer_registry& consumers, boost::asio::io_context& io, now_fn now = {});
+                consumer_registry& consumers, deferred_logouts& owed, boost::asio::io_context& io, now_fn now = {});
   ~lease_service();
   lease_service(const lease_service&) = delete;
   lease_service& operator=(const lease_service&) = delete;
@@ -71,6 +72,7 @@ class lease_service {
   channel_service& channels_;
   connector_registry& connectors_;
   consumer_registry& consumers_;
+  deferred_logouts& owed_;
   boost::asio::io_context& io_;
   now_fn now_;
   mutable std::mutex mutex_;

@@ -6,6 +6,7 @@
 #include "core/connector_registry.hpp"
 #include "core/http_listener.hpp"
 #include "core/consumer_registry.hpp"
+#include "core/deferred_logouts.hpp"
 #include "core/download_links.hpp"
 #include "core/file_store.hpp"
 #include "core/plugin_files.hpp"
@@ -42,6 +43,7 @@ struct server::impl {
   std::unique_ptr<inbound_service> inbound;
   std::unique_ptr<outbound_service> outbound;
   std::unique_ptr<consumer_registry> consumers;
+  std::unique_ptr<deferred_logouts> owed_logouts;
   std::unique_ptr<lease_service> leases;
   std::unique_ptr<file_store> files;
   std::unique_ptr<plugin_files> plugin_file_access;
@@ -100,7 +102,8 @@ std::string server::start() {
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
                     std::string(inbound_service::ids_db), std::string(outbound_service::completed_db),
                     std::string(consumer_registry::database), std::string(file_store::files_db),
-                    std::string(file_store::chunks_db), std::string(file_store::by_channel_db)};
+                    std::string(file_store::chunks_db), std::string(file_store::by_channel_db),
+                    std::string(deferred_logouts::database)};
   auto db = store::open(opts);
   if (!db) return "store: " + db.error();
   s.db = std::move(*db);
@@ -122,7 +125,11 @@ std::string server::start() {
   s.inbound = std::make_unique<inbound_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.io);
   s.outbound = std::make_unique<outbound_service>(*s.db, s.cfg, *s.channels, *s.inbound);
   s.consumers = std::make_unique<consumer_registry>(*s.db);
-  s.leases = std::make_unique<lease_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.consumers, *s.io);
+  s.owed_logouts = std::make_unique<deferred_logouts>(*s.db, s.cfg.tools.timeout_s);
+  s.leases = std::make_unique<lease_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.consumers, *s.owed_logouts,
+                                             *s.io);
+  // Channels force-deregistered while their plugin was gone get its sign-out once it is back.
+  s.connectors->on_added([owed = s.owed_logouts.get()](connector& conn) { owed->run(conn); });
   s.files = std::make_unique<file_store>(*s.db, s.cfg.files);
   s.plugin_file_access = std::make_unique<plugin_files>(
       *s.files, [channels = s.channels.get()](std::string_view plugin_id, std::string_view channel_id) {

@@ -1,5 +1,6 @@
 // The real xconnd binary: configuration errors, the generated key, secrets kept out of the log, signals.
 #include "support/daemon_process.hpp"
+#include "support/data_plane.hpp"
 #include "support/test_support.hpp"
 #include "support/wire_client.hpp"
 
@@ -85,6 +86,43 @@ TEST(daemon, sighup_reloads_a_replaced_plugin_and_keeps_the_socket) {
 
   d.signal(SIGTERM);
   EXPECT_EQ(ws->wait_closed(), 1001);
+  EXPECT_EQ(d.wait_exit(), 0) << d.console();
+}
+
+// plugin-contract.md "When a plugin is gone": a lease that runs out while the plugin is removed deregisters its
+// channels at once, and the plugin signs them out when it is back.
+TEST(daemon, a_plugin_back_from_removal_signs_out_the_channels_deregistered_meanwhile) {
+  temp_dir dir;
+  auto plugins = dir.path() / "plugins";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  write_file(dir.path() / "xconnd.yaml",
+             "server:\n  listen: \"127.0.0.1:0\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\n"
+             "plugins:\n  dir: \"" + plugins.string() + "\"\nleases:\n  connector_offline_s: 1\n");
+  daemon_process d({"--config", "xconnd.yaml"}, dir.path());
+  auto port = d.wait_listening();
+  ASSERT_NE(port, 0) << d.console();
+  std::string key = read_file(dir.path() / "var" / "xconn" / "api_key");
+  std::string channel;
+  {
+    auto client = dp_client::connect(port, key);
+    ASSERT_TRUE(client);
+    channel = client->open_authenticated();
+    ASSERT_FALSE(channel.empty());
+    std::filesystem::remove(plugins / "echo.so");
+    EXPECT_EQ(client->ws().wait_closed(std::chrono::seconds(20)), 1001);
+  }
+  auto logged = [&](const std::string& text) {
+    return wait_until([&] { return d.console().find(text) != std::string::npos; }, std::chrono::seconds(20));
+  };
+  ASSERT_TRUE(logged("channel " + channel + " of connector_id")) << d.console();
+  EXPECT_EQ(d.console().find("channel " + channel + " signed out"), std::string::npos) << "echo was not loaded";
+
+  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so.new");
+  std::filesystem::rename(plugins / "echo.so.new", plugins / "echo.so");
+  EXPECT_TRUE(logged("channel " + channel + " signed out")) << d.console();
+  EXPECT_TRUE(logged("channel " + channel + ": owed sign-out done")) << d.console();
+  d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(), 0) << d.console();
 }
 
