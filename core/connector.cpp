@@ -162,6 +162,11 @@ void connector::retire() {
   for (auto& c : held) fail_later(c.what, std::move(c.done), "the connector was removed");
 }
 
+bool connector::paused() const {
+  std::lock_guard lock(mutex_);
+  return paused_;
+}
+
 bool connector::retired() const {
   std::lock_guard lock(mutex_);
   return retired_;

@@ -81,6 +81,7 @@ class connector : public std::enable_shared_from_this<connector> {
   void resume(std::shared_ptr<plugin_generation> next, reload_record outcome);
   void retire();
   bool retired() const;
+  bool paused() const;  // a reload holds its calls right now
   // A reload that failed before anything paused (the new file never loaded).
   void note_reload(reload_record outcome);
   std::optional<reload_record> last_reload() const;

@@ -51,6 +51,7 @@ http_response connectors_list(server_context& ctx, const http_request& req) {
                     {"health", to_string(c->health().health)},
                     {"generation", c->generation()},
                     {"config_digest", c->config_digest()},
+                    {"reloading", c->paused()},
                     {"last_reload", reload_json(*c)}});
   }
   json::array refused;

@@ -243,6 +243,76 @@ TEST(reload, a_plugin_added_serves_and_a_plugin_removed_closes_its_sockets_and_k
   EXPECT_EQ(again->open(channel), channel);
 }
 
+// A reload that waits on a long call in flight holds new calls; past reload_pause_max_calls they fail at once,
+// retryable, and the held ones run on the new generation.
+TEST(reload, calls_past_the_hold_limit_fail_retryably_and_held_ones_run_after_the_swap) {
+  server_fixture server({"echo.so"}, [](config& c) {
+    c.plugins.watch = false;
+    c.plugins.reload_pause_max_calls = 2;
+  });
+  server.start();
+  auto client = dp_client::connect(server.port(), server.key());
+  ASSERT_TRUE(client);
+  auto slow_channel = client->open_authenticated();
+  auto channel = client->open_authenticated();
+  ASSERT_FALSE(channel.empty());
+  auto slow = client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 1500}}}}, slow_channel);
+  std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
+  ASSERT_EQ(http_call(server.port(), "POST", "/connectors/echo/reload", auth).status, 202);
+  ASSERT_TRUE(wait_until([&] { return list_plugin(server, "echo").entry.at("reloading") == json::value(true); }, 10s));
+  std::vector<json::object> calls;
+  for (int i = 0; i < 4; ++i)
+    calls.push_back(client->send("tool.invoke",
+                                 {{"tool_id", "echo_reverse"}, {"arguments", {{"text", "h" + std::to_string(i)}}}},
+                                 channel));
+  for (int i = 0; i < 4; ++i) {
+    auto r = client->answer(calls[i], 10s);
+    ASSERT_TRUE(r) << i;
+    if (i < 2) {
+      EXPECT_EQ(payload_of(*r).at("result").at("text"), json::value(std::to_string(i) + "h")) << json::serialize(*r);
+    } else {
+      EXPECT_EQ(error_code(*r), "tool_invoke_failed") << json::serialize(*r);
+    }
+  }
+  auto slept = client->answer(slow, 10s);
+  ASSERT_TRUE(slept);
+  EXPECT_EQ(error_code(*slept), "") << json::serialize(*slept);
+  ASSERT_TRUE(wait_until([&] { return list_plugin(server, "echo").entry.at("reloading") == json::value(false); }));
+  auto last = list_plugin(server, "echo").entry.at("last_reload").as_object();
+  EXPECT_EQ(last.at("status"), "reloaded");
+  EXPECT_EQ(last.at("held_calls"), json::value(4));
+  EXPECT_EQ(last.at("failed_calls"), json::value(2));
+  EXPECT_GE(last.at("pause_ms").to_number<long long>(), 1000);
+}
+
+// Held calls fail, retryable, when the reload outlasts reload_pause_max_s; the swap still completes.
+TEST(reload, held_calls_fail_when_the_pause_outlasts_its_deadline) {
+  server_fixture server({"echo.so"}, [](config& c) {
+    c.plugins.watch = false;
+    c.plugins.reload_pause_max_s = 1;
+  });
+  server.start();
+  auto client = dp_client::connect(server.port(), server.key());
+  ASSERT_TRUE(client);
+  auto slow_channel = client->open_authenticated();
+  auto channel = client->open_authenticated();
+  auto generation = generation_of(server, "echo");
+  client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 3000}}}}, slow_channel);
+  std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
+  ASSERT_EQ(http_call(server.port(), "POST", "/connectors/echo/reload", auth).status, 202);
+  ASSERT_TRUE(wait_until([&] { return list_plugin(server, "echo").entry.at("reloading") == json::value(true); }, 10s));
+  auto held = client->invoke(channel, "echo_reverse", {{"text", "late"}});
+  ASSERT_TRUE(held);
+  EXPECT_EQ(error_code(*held), "tool_invoke_failed") << json::serialize(*held);
+  ASSERT_TRUE(wait_until([&] { return generation_of(server, "echo") > generation; }, 10s));
+  auto last = list_plugin(server, "echo").entry.at("last_reload").as_object();
+  EXPECT_EQ(last.at("status"), "reloaded");
+  EXPECT_GE(last.at("failed_calls").to_number<long long>(), 1);
+  auto after = client->invoke(channel, "echo_reverse", {{"text", "ok"}});
+  ASSERT_TRUE(after);
+  EXPECT_EQ(payload_of(*after).at("result").at("text"), "ko");
+}
+
 TEST(reload, the_reload_route_takes_a_new_generation_of_the_same_file) {
   server_fixture server({"echo.so"}, [](config& c) { c.plugins.watch = false; });
   server.start();
