@@ -17,6 +17,18 @@ std::string config_text(const std::string& extra_server = "", const std::string&
          "  map_size_bytes: 67108864\nplugins:\n  dir: \"" + plugin_dir().string() + "\"\n" + connectors;
 }
 
+// A plugin folder of the test's own holding echo.so, and xconnd.yaml pointing at it; `tail` ends the plugins
+// section (its own keys indented) and may add sections. Returns the folder.
+std::filesystem::path own_plugin_folder(const temp_dir& dir, const std::string& tail) {
+  auto plugins = dir.path() / "plugins";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  write_file(dir.path() / "xconnd.yaml",
+             "server:\n  listen: \"127.0.0.1:0\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\n"
+             "plugins:\n  dir: \"" + plugins.string() + "\"\n" + tail);
+  return plugins;
+}
+
 TEST(daemon, generates_a_key_serves_echo_and_stops_cleanly_on_sigterm) {
   temp_dir dir;
   write_file(dir.path() / "xconnd.yaml", config_text());
@@ -55,12 +67,7 @@ TEST(daemon, generates_a_key_serves_echo_and_stops_cleanly_on_sigterm) {
 
 TEST(daemon, sighup_reloads_a_replaced_plugin_and_keeps_the_socket) {
   temp_dir dir;
-  auto plugins = dir.path() / "plugins";
-  std::filesystem::create_directories(plugins);
-  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
-  write_file(dir.path() / "xconnd.yaml",
-             "server:\n  listen: \"127.0.0.1:0\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\n"
-             "plugins:\n  dir: \"" + plugins.string() + "\"\n  watch: false\n");
+  auto plugins = own_plugin_folder(dir, "  watch: false\n");
   daemon_process d({"--config", "xconnd.yaml"}, dir.path());
   auto port = d.wait_listening();
   ASSERT_NE(port, 0) << d.console();
@@ -93,12 +100,7 @@ TEST(daemon, sighup_reloads_a_replaced_plugin_and_keeps_the_socket) {
 // channels at once, and the plugin signs them out when it is back.
 TEST(daemon, a_plugin_back_from_removal_signs_out_the_channels_deregistered_meanwhile) {
   temp_dir dir;
-  auto plugins = dir.path() / "plugins";
-  std::filesystem::create_directories(plugins);
-  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
-  write_file(dir.path() / "xconnd.yaml",
-             "server:\n  listen: \"127.0.0.1:0\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\n"
-             "plugins:\n  dir: \"" + plugins.string() + "\"\nleases:\n  connector_offline_s: 1\n");
+  auto plugins = own_plugin_folder(dir, "leases:\n  connector_offline_s: 1\n");
   daemon_process d({"--config", "xconnd.yaml"}, dir.path());
   auto port = d.wait_listening();
   ASSERT_NE(port, 0) << d.console();
