@@ -12,8 +12,10 @@ namespace xconn {
 
 namespace {
 
-long long ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+// The refusal line of a start that failed, threw or ran out of time.
+std::string start_failure(const call_result& started) {
+  return "start failed: " + (started.code.empty() ? std::string("error") : started.code) +
+         (started.thrown ? " (threw: " + started.message + ")" : "");
 }
 
 }  // namespace
@@ -114,8 +116,7 @@ void connector_registry::add(const std::filesystem::path& file) {
   auto started = (*g)->start(start_limit);
   if (!started.ok) {
     (*g)->stop(stop_limit);
-    return refuse(file, "start failed: " + (started.code.empty() ? std::string("error") : started.code) +
-                            (started.thrown ? " (threw: " + started.message + ")" : ""));
+    return refuse(file, start_failure(started));
   }
   const auto& m = *conn->manifest();
   spdlog::info("plugin {} loaded: card {} version {} generation {} config_digest {}", id, m.card_id, m.card_version,
@@ -144,8 +145,8 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   };
   auto sha = file_sha256(file);
   auto refused_before = refused_sha_.find(id);
-  if (!forced && sha && (*sha == old->library().sha256 || (refused_before != refused_sha_.end() && refused_before->second == *sha)))
-    return;
+  bool refused_already = refused_before != refused_sha_.end() && sha && refused_before->second == *sha;
+  if (!forced && sha && (*sha == old->library().sha256 || refused_already)) return;
 
   auto next = prepare(file, conn);
   std::string old_card = old->manifest()->card_id;
@@ -167,20 +168,16 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   auto started = (*next)->start(start_limit);
   if (started.ok) {
     conn->resume(*next, {0, true, "", old->number(), (*next)->number()});
-    auto record = conn->last_reload();
-    const auto& m = *(*next)->manifest();
+    auto record = conn->last_reload().value_or(reload_record{});
     spdlog::info("plugin {} reloaded: generation {} -> {}, version {} -> {}, paused {} ms ({} calls held)", id,
-                 old->number(), (*next)->number(), old->manifest()->card_version, m.card_version,
-                 record ? record->pause_ms : ms_between(paused_at, std::chrono::steady_clock::now()),
-                 record ? record->held_calls : 0);
+                 old->number(), (*next)->number(), old->manifest()->card_version, (*next)->manifest()->card_version,
+                 record.pause_ms, record.held_calls);
     clear_refusal(id);
     if (reloaded_) reloaded_(id);
     return;
   }
   (*next)->stop(stop_limit);
-  std::string reason = failed("start failed: " + (started.code.empty() ? std::string("error") : started.code) +
-                                  (started.thrown ? " (threw: " + started.message + ")" : ""),
-                              sha ? *sha : "");
+  std::string reason = failed(start_failure(started), sha ? *sha : "");
   // The old library serves again, in a fresh instance with its generation number: a stopped instance is not
   // asked to start twice.
   auto again = std::make_shared<plugin_generation>(old->library_handle(), section_of(id), old->number(), conn, hooks_,
@@ -199,7 +196,8 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
 void connector_registry::remove(const std::shared_ptr<connector>& conn) {
   auto g = conn->current();
   conn->pause();
-  auto still_running = g->drain(std::chrono::steady_clock::now() + std::chrono::seconds(config_.plugins.reload_pause_max_s));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(config_.plugins.reload_pause_max_s);
+  auto still_running = g->drain(deadline);
   if (still_running > 0) spdlog::warn("plugin {}: {} calls still running at its removal", conn->id(), still_running);
   if (removed_) removed_(conn->id());
   conn->retire();
@@ -248,11 +246,8 @@ void connector_registry::sync_dir(const std::string& forced_id) {
 }
 
 void connector_registry::queue(std::function<void()> task) {
-  ++queued_;
   boost::asio::post(reload_thread_, [this, task = std::move(task)] {
     if (!stopping_) task();
-    ++reloads_done_;
-    --queued_;
   });
 }
 

@@ -63,7 +63,6 @@ class connector_registry {
   std::shared_ptr<connector> find(std::string_view plugin_id) const;
   std::vector<std::shared_ptr<connector>> all() const;
   std::vector<refused_plugin> refused() const;
-  std::uint64_t reloads() const { return reloads_done_; }  // reload and rescan tasks finished
 
  private:
   void refuse(const std::filesystem::path& file, std::string reason);
@@ -97,8 +96,6 @@ class connector_registry {
   boost::asio::thread_pool reload_thread_{1};
   std::atomic<bool> rescan_queued_{false};
   std::atomic<bool> stopping_{false};
-  std::atomic<std::size_t> queued_{0};
-  std::atomic<std::uint64_t> reloads_done_{0};
 };
 
 }  // namespace xconn
