@@ -133,14 +133,15 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
                                  bool forced) {
   auto old = conn->current();
   const auto& id = conn->id();
+  // Listed in `refused` only once last_reload says so too: a reader of both never sees them disagree.
+  auto list_refusal = [&](const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(refused_, [&](const refused_plugin& r) { return r.plugin_id == id; });
+    refused_.push_back({file.string(), id, reason});
+  };
   auto failed = [&](std::string reason, const std::string& sha) {
     spdlog::error("plugin {} reload refused, generation {} keeps serving: {}", id, old->number(), reason);
     refused_sha_[id] = sha;
-    {
-      std::lock_guard lock(mutex_);
-      std::erase_if(refused_, [&](const refused_plugin& r) { return r.plugin_id == id; });
-      refused_.push_back({file.string(), id, reason});
-    }
     return reason;
   };
   auto sha = file_sha256(file);
@@ -154,8 +155,9 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     next = "connector_card_id changed from " + old_card + " to " + (*next)->manifest()->card_id;
   if (!next) {
     // Nothing was paused: the old generation never stopped serving.
-    conn->note_reload({0, false, failed(next.error(), sha ? *sha : ""), old->number(), old->number()});
-    return;
+    auto reason = failed(next.error(), sha ? *sha : "");
+    conn->note_reload({0, false, reason, old->number(), old->number()});
+    return list_refusal(reason);
   }
 
   auto paused_at = std::chrono::steady_clock::now();
@@ -167,12 +169,12 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     spdlog::warn("plugin {} generation {} stop: {}", id, old->number(), stopped.code);
   auto started = (*next)->start(start_limit);
   if (started.ok) {
+    clear_refusal(id);
     conn->resume(*next, {0, true, "", old->number(), (*next)->number()});
     auto record = conn->last_reload().value_or(reload_record{});
     spdlog::info("plugin {} reloaded: generation {} -> {}, version {} -> {}, paused {} ms ({} calls held)", id,
                  old->number(), (*next)->number(), old->manifest()->card_version, (*next)->manifest()->card_version,
                  record.pause_ms, record.held_calls);
-    clear_refusal(id);
     if (reloaded_) reloaded_(id);
     return;
   }
@@ -190,7 +192,8 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     spdlog::error("plugin {}: generation {} did not start again ({}); it is down", id, old->number(), restarted.code);
     again->report_health(health_state::down, "restart_failed");
   }
-  conn->resume(again, {0, false, std::move(reason), old->number(), old->number()});
+  conn->resume(again, {0, false, reason, old->number(), old->number()});
+  list_refusal(reason);
 }
 
 void connector_registry::remove(const std::shared_ptr<connector>& conn) {
@@ -199,13 +202,14 @@ void connector_registry::remove(const std::shared_ptr<connector>& conn) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(config_.plugins.reload_pause_max_s);
   auto still_running = g->drain(deadline);
   if (still_running > 0) spdlog::warn("plugin {}: {} calls still running at its removal", conn->id(), still_running);
-  if (removed_) removed_(conn->id());
-  conn->retire();
-  if (auto stopped = g->stop(stop_limit); !stopped.ok) spdlog::warn("plugin {} stop: {}", conn->id(), stopped.code);
   {
+    // Unlisted before its sockets close: a client that sees the close finds no such plugin any more.
     std::lock_guard lock(mutex_);
     loaded_.erase(conn->id());
   }
+  if (removed_) removed_(conn->id());
+  conn->retire();
+  if (auto stopped = g->stop(stop_limit); !stopped.ok) spdlog::warn("plugin {} stop: {}", conn->id(), stopped.code);
   clear_refusal(conn->id());
   spdlog::info("plugin {} removed: its file is gone; its channels stay stored for its return", conn->id());
 }

@@ -87,8 +87,9 @@ TEST(daemon, sighup_reloads_a_replaced_plugin_and_keeps_the_socket) {
   std::filesystem::rename(plugins / "echo.so.new", plugins / "echo.so");
   d.signal(SIGHUP);
   EXPECT_TRUE(wait_until([&] { return version() == "0.2.0"; }, std::chrono::seconds(20))) << d.console();
-  EXPECT_NE(d.console().find("plugin echo reloaded: generation 1 -> 2, version 0.1.0 -> 0.2.0"), std::string::npos)
-      << d.console();
+  EXPECT_TRUE(wait_until([&] {
+    return d.console().find("plugin echo reloaded: generation 1 -> 2, version 0.1.0 -> 0.2.0") != std::string::npos;
+  })) << d.console();
   EXPECT_FALSE(ws->closed());
 
   d.signal(SIGTERM);
