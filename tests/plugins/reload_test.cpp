@@ -257,6 +257,8 @@ TEST(reload, calls_past_the_hold_limit_fail_retryably_and_held_ones_run_after_th
   auto channel = client->open_authenticated();
   ASSERT_FALSE(channel.empty());
   auto slow = client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 1500}}}}, slow_channel);
+  // A socket's frames are handled in order: once this answer is here, the sleep is in the plugin's hands.
+  ASSERT_TRUE(client->get_descriptor(slow_channel));
   std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
   ASSERT_EQ(http_call(server.port(), "POST", "/connectors/echo/reload", auth).status, 202);
   ASSERT_TRUE(wait_until([&] { return list_plugin(server, "echo").entry.at("reloading") == json::value(true); }, 10s));
@@ -298,6 +300,7 @@ TEST(reload, held_calls_fail_when_the_pause_outlasts_its_deadline) {
   auto channel = client->open_authenticated();
   auto generation = generation_of(server, "echo");
   client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 3000}}}}, slow_channel);
+  ASSERT_TRUE(client->get_descriptor(slow_channel));  // the sleep is in the plugin's hands (frames run in order)
   std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
   ASSERT_EQ(http_call(server.port(), "POST", "/connectors/echo/reload", auth).status, 202);
   ASSERT_TRUE(wait_until([&] { return list_plugin(server, "echo").entry.at("reloading") == json::value(true); }, 10s));
