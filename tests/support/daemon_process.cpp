@@ -14,12 +14,13 @@
 namespace xconn::test {
 
 daemon_process::daemon_process(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                               const std::map<std::string, std::string>& env) {
+                               const std::map<std::string, std::string>& env,
+                               const std::filesystem::path& program) {
   static int counter = 0;
   console_file_ = cwd / ("console-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".log");
   int fd = ::open(console_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw std::runtime_error("cannot create the console file");
-  std::string binary = xconnd_path().string();
+  std::string binary = program.string();
   pid_ = ::fork();
   if (pid_ == 0) {
     ::dup2(fd, 1);

@@ -1,5 +1,7 @@
-// The real xconnd binary as a child process, its console captured to a file.
+// A real binary of the build (xconnd by default) as a child process, its console captured to a file.
 #pragma once
+
+#include "support/test_support.hpp"
 
 #include <sys/types.h>
 
@@ -13,9 +15,10 @@ namespace xconn::test {
 
 class daemon_process {
  public:
-  // Starts build/bin/xconnd with args in cwd, extra environment variables set.
+  // Starts program (build/bin/xconnd unless named) with args in cwd, extra environment variables set.
   daemon_process(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                 const std::map<std::string, std::string>& env = {});
+                 const std::map<std::string, std::string>& env = {},
+                 const std::filesystem::path& program = xconnd_path());
   ~daemon_process();  // SIGKILLs a child still running
 
   std::string console() const;  // everything written to stdout and stderr so far

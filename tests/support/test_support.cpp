@@ -50,6 +50,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 std::filesystem::path plugin_dir() { return XCONN_TEST_PLUGIN_DIR; }
 std::filesystem::path fixture_plugin_dir() { return XCONN_TEST_FIXTURE_DIR; }
 std::filesystem::path xconnd_path() { return XCONN_TEST_XCONND; }
+std::filesystem::path load_tool_path() { return XCONN_TEST_LOAD_TOOL; }
+std::filesystem::path ws_ceiling_path() { return XCONN_TEST_WS_CEILING; }
 std::filesystem::path source_dir() { return XCONN_TEST_SOURCE_DIR; }
 
 }  // namespace xconn::test

@@ -33,6 +33,8 @@ void write_file(const std::filesystem::path& path, const std::string& text);
 std::filesystem::path plugin_dir();          // build/plugins (echo.so)
 std::filesystem::path fixture_plugin_dir();  // build/test-plugins (fixture plugins)
 std::filesystem::path xconnd_path();         // build/bin/xconnd
+std::filesystem::path load_tool_path();      // build/bin/xconn-load
+std::filesystem::path ws_ceiling_path();     // build/bin/ws_ceiling
 std::filesystem::path source_dir();          // the repository root
 
 }  // namespace xconn::test

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# xconn's bench tools in one run: the Google Benchmark programs (each beside its baseline), then xconn-load
+# against a fresh xconnd and against bench/ws_ceiling at N = 1, 4, 16, 64 sockets for every scenario, invoke at
+# half the load it reached at 64 sockets, and the idle memory of 10,000 signed-in channels.
+# Writes bench/results/<date>.json, <date>.md and <date>-throughput.png, <date>-latency.png (gnuplot).
+# Every step is bounded (a duration per run; the whole sweep takes a few minutes).
+#
+# usage: tools/bench.sh [--seconds S] [--sockets "1 4 16 64"] [--build DIR] [--no-micro]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+seconds=5
+sweep="1 4 16 64"
+build=build
+micro=1
+while (($#)); do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    --sockets) sweep=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --no-micro) micro=0; shift ;;
+    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--build DIR] [--no-micro]" >&2; exit 2 ;;
+  esac
+done
+
+command -v gnuplot > /dev/null || echo "bench.sh: gnuplot not found (apt-get install gnuplot-nox): no plots" >&2
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DXCONN_BUILD_BENCH=ON > /dev/null
+cmake --build "$build" -j"$(nproc)"
+
+bin=$root/$build/bin
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  wait 2> /dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+date=$(date -u +%Y-%m-%d)
+out=bench/results
+mkdir -p "$out" "$work/micro" "$work/load"
+
+# ---- micro-benchmarks ----
+if ((micro)); then
+  for program in "$bin"/*_bench; do
+    name=$(basename "$program")
+    echo "== $name" >&2
+    (cd "$work" && timeout 600 "$program" --benchmark_format=json --benchmark_out="$work/micro/$name.json" \
+      --benchmark_out_format=json > /dev/null)
+  done
+fi
+
+# ---- servers: xconnd on a fresh store, the ceiling with as many I/O threads ----
+io_threads=$(nproc)
+cat > "$work/xconnd.yaml" << YAML
+server:
+  listen: "127.0.0.1:0"
+  io_threads: $io_threads
+store:
+  path: "$work/var"
+plugins:
+  dir: "$root/$build/plugins"
+  watch: false
+YAML
+port_of() {  # waits for "listening on HOST:PORT" in a console file
+  for _ in $(seq 1 400); do
+    local port
+    port=$(grep -o 'listening on [^ ]*' "$1" 2> /dev/null | head -1 | sed 's/.*://' || true)
+    if [ -n "$port" ]; then echo "$port"; return; fi
+    sleep 0.05
+  done
+  echo "bench.sh: no 'listening on' in $1" >&2; cat "$1" >&2; exit 1
+}
+"$bin/xconnd" --config "$work/xconnd.yaml" > "$work/xconnd.log" 2>&1 &
+xconnd_pid=$!; pids+=("$xconnd_pid")
+"$bin/ws_ceiling" --listen 127.0.0.1:0 --threads "$io_threads" > "$work/ceiling.log" 2>&1 &
+pids+=("$!")
+xconnd=127.0.0.1:$(port_of "$work/xconnd.log")
+ceiling=127.0.0.1:$(port_of "$work/ceiling.log")
+export XCONN_API_KEY
+XCONN_API_KEY=$(head -1 "$work/var/api_key")
+
+# One xconn-load run; its JSON report goes to $work/load/<label>.json. A failed run is kept and reported.
+load() {
+  local label=$1; shift
+  echo "== $label" >&2
+  timeout $((seconds * 3 + 360)) "$bin/xconn-load" --json --no-progress "$@" > "$work/load/$label.json" ||
+    echo "bench.sh: $label reported errors (see the table)" >&2
+}
+
+# First, on the fresh server: what 10,000 signed-in channels cost in resident memory.
+load "xconnd-idle-10000" --server "$xconnd" --scenario idle --sockets 16 --channels 10000 --duration 1 \
+  --server-pid "$xconnd_pid"
+for n in $sweep; do
+  load "ceiling-invoke-$n" --ceiling "$ceiling" --sockets "$n" --duration "$seconds"
+  for scenario in invoke inbound outbound mixed; do
+    load "xconnd-$scenario-$n" --server "$xconnd" --scenario "$scenario" --sockets "$n" --duration "$seconds"
+  done
+done
+top=$(echo "$sweep" | awk '{print $NF}')
+half=$(python3 -c "import json; print(max(1, int(json.load(open('$work/load/xconnd-invoke-$top.json'))['ops_per_s'] / 2)))")
+load "xconnd-invoke-$top-half" --server "$xconnd" --sockets "$top" --rate "$half" --duration "$seconds"
+
+python3 tools/bench_report.py --micro "$work/micro" --load "$work/load" --date "$date" --seconds "$seconds" \
+  --out "$out"
+if command -v gnuplot > /dev/null; then
+  gnuplot -e "data='$out/$date-plot.dat'; prefix='$out/$date'" tools/bench_plots.gp
+  rm -f "$out/$date-plot.dat"
+fi
+echo "bench.sh: wrote $out/$date.json, $out/$date.md and the plots" >&2

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Gathers one tools/bench.sh run into bench/results/<date>.json, a Markdown table (<date>.md) and the data
+gnuplot draws (<date>-plot.dat). Every xconnd figure is set beside the ceiling's at the same socket count."""
+import argparse
+import json
+import os
+import platform
+import re
+
+SCENARIOS = ["invoke", "inbound", "outbound", "mixed"]
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def load_runs(folder):
+    runs = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            runs[name[:-5]] = read_json(os.path.join(folder, name))
+    return runs
+
+
+def frames_per_s(run):
+    return (run["frames_sent"] + run["frames_received"]) / run["elapsed_s"] if run and run["elapsed_s"] else 0
+
+
+def micro_rows(folder):
+    rows = []
+    for name in sorted(os.listdir(folder)) if folder and os.path.isdir(folder) else []:
+        data = read_json(os.path.join(folder, name)) or {}
+        for b in data.get("benchmarks", []):
+            rows.append({"program": name[:-5], "name": b["name"], "real_time": b["real_time"],
+                         "time_unit": b["time_unit"], "items_per_second": b.get("items_per_second")})
+    return rows
+
+
+def fmt(x, digits=0):
+    return "–" if x is None else f"{x:,.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--micro", required=True)
+    ap.add_argument("--load", required=True)
+    ap.add_argument("--date", required=True)
+    ap.add_argument("--seconds", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    runs = load_runs(a.load)
+    sockets = sorted({int(m.group(1)) for k in runs for m in [re.match(r"ceiling-invoke-(\d+)$", k)] if m})
+    table = []
+    for n in sockets:
+        ceiling = runs.get(f"ceiling-invoke-{n}")
+        for scenario in ["ceiling"] + SCENARIOS:
+            run = ceiling if scenario == "ceiling" else runs.get(f"xconnd-{scenario}-{n}")
+            if not run:
+                continue
+            # invoke sends the ceiling's very frames: compare operations; the others by frames per second.
+            if scenario == "invoke" and ceiling:
+                share = 100 * run["ops_per_s"] / ceiling["ops_per_s"] if ceiling["ops_per_s"] else None
+            elif scenario != "ceiling" and ceiling:
+                share = 100 * frames_per_s(run) / frames_per_s(ceiling) if frames_per_s(ceiling) else None
+            else:
+                share = 100.0
+            table.append({"scenario": scenario, "sockets": n, "ops_per_s": run["ops_per_s"],
+                          "frames_per_s": frames_per_s(run), "percent_of_ceiling": share,
+                          "latency_ms": run["latency_ms"], "errors": run["errors"],
+                          "unanswered": run["unanswered"], "duplicates": run["duplicates"]})
+    half = next((v for k, v in runs.items() if k.endswith("-half")), None)
+    idle = runs.get("xconnd-idle-10000")
+    result = {"date": a.date, "seconds_per_run": float(a.seconds), "cores": os.cpu_count(),
+              "machine": platform.machine(), "micro": micro_rows(a.micro), "load": table,
+              "invoke_half_load": half, "idle": idle, "raw": runs}
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, f"{a.date}.json"), "w") as f:
+        json.dump(result, f, indent=1)
+
+    md = [f"# xconn bench, {a.date}", "",
+          f"{os.cpu_count()} cores; xconn-load with one client thread, {a.seconds} s per run; xconnd and "
+          "ws_ceiling with one I/O thread per core. `% of ceiling`: invoke operations (the very same frames), "
+          "other scenarios frames per second, against ws_ceiling at the same socket count in the same run.", "",
+          "| scenario | sockets | ops/s | % of ceiling | p50 ms | p90 ms | p99 ms | max ms | errors |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in table:
+        lat = r["latency_ms"]
+        bad = r["errors"] + r["unanswered"] + r["duplicates"]
+        md.append(f"| {r['scenario']} | {r['sockets']} | {fmt(r['ops_per_s'])} | {fmt(r['percent_of_ceiling'], 1)} | "
+                  f"{lat['p50']:.3f} | {lat['p90']:.3f} | {lat['p99']:.3f} | {lat['max']:.3f} | {bad} |")
+    if half:
+        lat = half["latency_ms"]
+        md += ["", f"invoke at half the 64-socket load ({fmt(half['rate'])}/s asked, {fmt(half['ops_per_s'])}/s "
+                   f"done, {half['sockets']} sockets): p50 {lat['p50']:.3f} ms, p99 {lat['p99']:.3f} ms, "
+                   f"max {lat['max']:.3f} ms."]
+    if idle and idle.get("memory"):
+        m = idle["memory"]
+        md += ["", f"idle: {idle['channels']:,} signed-in channels on {idle['sockets']} sockets raised xconnd's RSS "
+                   f"from {m['rss_before_bytes'] / 1048576:.1f} MiB to {m['rss_after_bytes'] / 1048576:.1f} MiB: "
+                   f"{fmt(m['per_channel_bytes'])} bytes per channel."]
+    micro = result["micro"]
+    if micro:
+        md += ["", "| micro-benchmark | time | items/s |", "|---|---:|---:|"]
+        for b in micro:
+            md.append(f"| {b['program']}: `{b['name']}` | {b['real_time']:,.1f} {b['time_unit']} | "
+                      f"{fmt(b['items_per_second'])} |")
+    with open(os.path.join(a.out, f"{a.date}.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+    # gnuplot: sockets, then ops/s and p99 ms for ceiling and each scenario ("NaN" where a run is missing).
+    with open(os.path.join(a.out, f"{a.date}-plot.dat"), "w") as f:
+        f.write("# sockets " + " ".join(f"{s}_ops {s}_p99" for s in ["ceiling"] + SCENARIOS) + "\n")
+        for n in sockets:
+            cells = [str(n)]
+            for s in ["ceiling"] + SCENARIOS:
+                r = next((r for r in table if r["sockets"] == n and r["scenario"] == s), None)
+                cells += [f"{r['ops_per_s']:.1f}", f"{r['latency_ms']['p99']:.3f}"] if r else ["NaN", "NaN"]
+            f.write(" ".join(cells) + "\n")
+
+
+if __name__ == "__main__":
+    main()

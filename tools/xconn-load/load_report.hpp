@@ -1,0 +1,37 @@
+// The end of a run as people read it (a few aligned lines) and as machines do (one JSON object).
+#pragma once
+
+#include "load_options.hpp"
+#include "load_run.hpp"
+
+#include <optional>
+#include <string>
+
+namespace xconn::load {
+
+struct memory_reading {
+  long long rss_before_bytes = 0, rss_after_bytes = 0;  // before the sockets, after every channel signed in
+  int channels = 0;
+  long long per_channel_bytes() const { return channels > 0 ? (rss_after_bytes - rss_before_bytes) / channels : 0; }
+};
+
+struct run_report {
+  const load_options* opts = nullptr;
+  double elapsed_s = 0;
+  std::uint64_t operations_in_window = 0;  // answered within elapsed_s: what the rate counts
+  driver_totals totals;
+  latency_summary latency;
+  std::optional<memory_reading> memory;  // idle with --server-pid
+
+  double rate() const { return elapsed_s > 0 ? static_cast<double>(operations_in_window) / elapsed_s : 0; }
+};
+
+std::string progress_line(double seconds, std::uint64_t completed, double rate, std::uint64_t errors,
+                          std::int64_t in_flight);
+std::string to_text(const run_report& r);
+std::string to_json(const run_report& r);
+
+// VmRSS of a process in bytes (0 when it cannot be read).
+long long resident_bytes(int pid);
+
+}  // namespace xconn::load
