@@ -164,7 +164,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
     return done({true, "", true, "", ""});
   }
   m.seq = st.inbox.next_seq();
-  m.message_id = random_id("msg_");
+  m.message_id = unique_id("msg_");
   m.accepted_at = t;
   m.expires_at = t + cfg_.delivery.expiry_s * 1000LL;
   write_batch batch;

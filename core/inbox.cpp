@@ -78,17 +78,21 @@ bool channel_inbox::seen(const std::string& msg_id, long long now) const {
 void channel_inbox::remember(const std::string& msg_id, long long expires_at) {
   auto& until = seen_[msg_id];
   until = std::max(until, expires_at);
+  seen_order_.emplace_back(expires_at, msg_id);
 }
 
+// Windows are opened with a fixed length, so they end about in the order they began; an entry that a later
+// remember() extended, or that forget() dropped, is skipped. A window out of order (ids read back from the store
+// in key order, a clock step) is forgotten once the ones before it are: late (at most one window), never early.
 std::vector<std::string> channel_inbox::forget_expired_ids(long long now) {
   std::vector<std::string> gone;
-  for (auto it = seen_.begin(); it != seen_.end();) {
-    if (it->second <= now) {
+  while (!seen_order_.empty() && seen_order_.front().first <= now) {
+    auto it = seen_.find(seen_order_.front().second);
+    if (it != seen_.end() && it->second <= now) {
       gone.push_back(it->first);
-      it = seen_.erase(it);
-    } else {
-      ++it;
+      seen_.erase(it);
     }
+    seen_order_.pop_front();
   }
   return gone;
 }
@@ -205,6 +209,7 @@ std::vector<inbound_message> channel_inbox::clear() {
   std::vector<inbound_message> gone;
   while (!entries_.empty()) gone.push_back(remove(entries_.begin()));
   seen_.clear();
+  seen_order_.clear();
   return gone;
 }
 

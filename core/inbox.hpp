@@ -8,6 +8,7 @@
 #include <boost/json/array.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -126,6 +127,9 @@ class channel_inbox {
   entry_map entries_;
   std::unordered_map<std::string, std::uint64_t> by_message_id_;
   std::unordered_map<std::string, long long> seen_;  // msg_id -> end of its dedup window
+  // The same ids in the order their windows were opened (nearly the order they end), so that a sweep only
+  // looks at what has ended instead of every id remembered.
+  std::deque<std::pair<long long, std::string>> seen_order_;
   std::uint64_t last_seq_ = 0;
   std::size_t in_flight_ = 0;
   int failures_ = 0;  // consecutive back-offs since the last good ack

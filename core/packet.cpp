@@ -287,7 +287,7 @@ std::string encode_packet(const outgoing_packet& packet) {
   boost::json::object o;
   o.reserve(9);
   o.emplace("schema", packet_schema);
-  o.emplace("packet_id", packet.packet_id.empty() ? random_id("pkt_") : packet.packet_id);
+  o.emplace("packet_id", packet.packet_id.empty() ? unique_id("pkt_") : packet.packet_id);
   if (!packet.request_id.empty()) o.emplace("request_id", packet.request_id);
   if (!packet.reply_to.empty()) o.emplace("reply_to", packet.reply_to);
   if (!packet.connector_channel_id.empty()) o.emplace("connector_channel_id", packet.connector_channel_id);

@@ -5,7 +5,9 @@
 #include <array>
 #include <chrono>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
+#include <vector>
 
 namespace xconn {
 namespace {
@@ -45,6 +47,29 @@ TEST(RandomId, CharactersAreEvenlySpread) {
     EXPECT_GT(counts[i], expected * 0.88) << base62[i];
     EXPECT_LT(counts[i], expected * 1.12) << base62[i];
   }
+}
+
+TEST(UniqueId, HasPrefixLengthAndBase62) {
+  const std::string id = unique_id("msg_");
+  ASSERT_EQ(id.size(), 4u + 22u);
+  EXPECT_EQ(id.substr(0, 4), "msg_");
+  EXPECT_EQ(id.find_first_not_of(base62, 4), std::string::npos) << id;
+  EXPECT_EQ(unique_id("x_", 0), "x_");
+  EXPECT_EQ(unique_id("", 35).size(), 35u);  // not a multiple of one draw's 10 characters
+}
+
+// Ids from several threads at once: no two alike, within a thread or across them.
+TEST(UniqueId, HundredThousandFromFourThreadsAreUnique) {
+  std::array<std::vector<std::string>, 4> made;
+  std::vector<std::thread> threads;
+  for (auto& list : made)
+    threads.emplace_back([&list] {
+      for (int i = 0; i < 25000; ++i) list.push_back(unique_id("pkt_"));
+    });
+  for (auto& t : threads) t.join();
+  std::unordered_set<std::string> ids;
+  for (const auto& list : made) ids.insert(list.begin(), list.end());
+  EXPECT_EQ(ids.size(), 100000u);
 }
 
 TEST(RandomHex, LengthAlphabetAndUniqueness) {

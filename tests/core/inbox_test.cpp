@@ -197,6 +197,23 @@ TEST_F(inbox_test, the_msg_id_window_survives_a_reload_and_ends_on_time) {
   EXPECT_EQ(reloaded.remembered_ids(), 0u);
 }
 
+TEST_F(inbox_test, the_id_sweep_forgets_ended_windows_only_never_early) {
+  channel_inbox box(policy());
+  box.remember("late", t0 + 3 * expiry);  // read back out of order: ends after the ones behind it
+  box.remember("a", t0 + expiry);
+  box.remember("b", t0 + expiry + 5);
+  box.remember("a", t0 + expiry + 50);  // the same id again extends its window
+  box.remember("gone", t0 + expiry + 6);
+  box.forget("gone");  // its commit failed: never reported
+  EXPECT_TRUE(box.forget_expired_ids(t0 + expiry).empty());
+  // "late" has not ended, so nothing behind it is looked at yet: a late forget, never an early one.
+  EXPECT_TRUE(box.forget_expired_ids(t0 + expiry + 10).empty());
+  EXPECT_TRUE(box.seen("a", t0 + expiry + 10));
+  EXPECT_EQ(box.forget_expired_ids(t0 + 3 * expiry), (strings{"late", "a", "b"}));
+  EXPECT_EQ(box.remembered_ids(), 0u);
+  EXPECT_TRUE(box.forget_expired_ids(t0 + 4 * expiry).empty());
+}
+
 TEST_F(inbox_test, a_record_round_trips_and_garbage_is_refused) {
   inbound_message m;
   m.message_id = "msg_1";
