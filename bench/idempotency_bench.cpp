@@ -84,48 +84,32 @@ remembered_calls& remembered(benchmark::State& state) {
 }
 
 // The whole lookup as ws_requests.cpp runs it for a tool.invoke with an idempotency key. A hit answers from the
-// record without running the tool.
-void BM_tool_calls_hit(benchmark::State& state) {
+// record without running the tool. A miss registers the call as running and runs the tool; here the tool answers
+// at once with an outcome that is not kept (keep = false), so no record is written and the key stays a miss:
+// only the lookup's cost is left.
+void tool_calls_lookup(benchmark::State& state, bool hit) {
   auto& f = remembered(state);
-  std::size_t i = 0;
-  std::int64_t replayed = 0, ran = 0;
-  for (auto _ : state) {
-    const auto& key = f.known[i++ % f.known.size()];
-    f.calls->run_once(
-        tool_calls::key_for(plugin_id, channel_id, key), [&](auto finish) {
-          ++ran;
-          finish(sent, false);
-        },
-        [&](tool_outcome o) {
-          replayed += o.ok;
-          benchmark::DoNotOptimize(o);
-        });
-  }
-  if (ran || replayed != state.iterations()) state.SkipWithError("a hit ran the tool");
-  state.SetItemsProcessed(state.iterations());
-}
-
-// A miss registers the call as running and runs the tool; here the tool answers at once with an outcome that is
-// not kept (keep = false), so no record is written and the key stays a miss: only the lookup's cost is left.
-void BM_tool_calls_miss(benchmark::State& state) {
-  auto& f = remembered(state);
+  const auto& keys = hit ? f.known : f.unknown;
   std::size_t i = 0;
   std::int64_t answered = 0, ran = 0;
   for (auto _ : state) {
-    const auto& key = f.unknown[i++ % f.unknown.size()];
     f.calls->run_once(
-        tool_calls::key_for(plugin_id, channel_id, key), [&](auto finish) {
+        tool_calls::key_for(plugin_id, channel_id, keys[i++ % keys.size()]),
+        [&](auto finish) {
           ++ran;
           finish(sent, false);
         },
         [&](tool_outcome o) {
-          ++answered;
+          answered += o.ok;
           benchmark::DoNotOptimize(o);
         });
   }
-  if (ran != state.iterations() || answered != ran) state.SkipWithError("a miss did not run the tool once");
+  if (answered != state.iterations() || ran != (hit ? 0 : state.iterations()))
+    state.SkipWithError(hit ? "a hit ran the tool" : "a miss did not run the tool once");
   state.SetItemsProcessed(state.iterations());
 }
+void BM_tool_calls_hit(benchmark::State& state) { tool_calls_lookup(state, true); }
+void BM_tool_calls_miss(benchmark::State& state) { tool_calls_lookup(state, false); }
 
 // The LMDB point read alone (key already hashed, record not parsed): how much of the lookup is the store.
 void BM_store_get_hit(benchmark::State& state) {

@@ -5,6 +5,7 @@
 #include "core/inbound_service.hpp"
 #include "core/inbox.hpp"
 #include "core/store.hpp"
+#include "bench_store.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -21,6 +22,8 @@
 #include <unistd.h>
 
 namespace {
+
+using xconn::bench::bench_store;
 
 using xconn::inbound_message;
 using xconn::inbound_service;
@@ -134,32 +137,12 @@ void BM_inbound_in_memory(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// One store per run in a fresh folder under /tmp, with the service's two databases (a real disk: commits fsync).
-struct bench_store {
-  std::filesystem::path dir;
-  std::unique_ptr<xconn::store> store;
-
-  bench_store() {
-    char tmpl[] = "/tmp/xconn-inbound-bench-XXXXXX";
-    if (!::mkdtemp(tmpl)) std::abort();
-    dir = tmpl;
-    auto s = xconn::store::open(
-        {dir.string(), 1ull << 30, {std::string(inbound_service::messages_db), std::string(inbound_service::ids_db)}});
-    if (!s) std::abort();
-    store = std::move(*s);
-  }
-  ~bench_store() {
-    store.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
 
 // The same, with the writes the service issues: each emit's put and each ack's erase queued without waiting, and
 // the store's writer group-committing whatever piled up. A round is sent once its emits are durable, as the
 // pump only sends durable messages; the erases of one round commit with the next round's puts.
 void BM_inbound_with_store(benchmark::State& state) {
-  bench_store b;
+  bench_store b({std::string(inbound_service::messages_db), std::string(inbound_service::ids_db)});
   channel_queue queue;
   std::mutex m;
   std::condition_variable cv;

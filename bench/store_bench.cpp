@@ -1,5 +1,6 @@
 // Group commit vs one fsync per write: the reason the store has a single batching writer thread.
 #include "core/store.hpp"
+#include "bench_store.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -12,31 +13,14 @@
 
 namespace {
 
-// One store per benchmark run, in a fresh folder under /tmp (a real disk here, so commits really fsync).
-struct bench_store {
-  std::filesystem::path dir;
-  std::unique_ptr<xconn::store> store;
+using xconn::bench::bench_store;
 
-  bench_store() {
-    char tmpl[] = "/tmp/xconn-store-bench-XXXXXX";
-    if (!::mkdtemp(tmpl)) std::abort();
-    dir = tmpl;
-    auto s = xconn::store::open({dir.string(), 1ull << 30, {"bench"}});
-    if (!s) std::abort();
-    store = std::move(*s);
-  }
-  ~bench_store() {
-    store.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
 
 const std::string value(100, 'v');
 
 // Each write waits for its own commit: one transaction and one fsync per write.
 void BM_write_sync_one_by_one(benchmark::State& state) {
-  bench_store b;
+  bench_store b({"bench"});
   std::uint64_t i = 0;
   for (auto _ : state)
     if (b.store->write_sync(xconn::write_batch{}.put("bench", std::to_string(i++), value)))
@@ -48,7 +32,7 @@ void BM_write_sync_one_by_one(benchmark::State& state) {
 // range(0) writers each have one write in flight (as many I/O threads would): every iteration issues them
 // all and waits for every completion; the writer thread commits whatever has piled up in one transaction.
 void BM_group_commit(benchmark::State& state) {
-  bench_store b;
+  bench_store b({"bench"});
   const auto writers = state.range(0);
   std::mutex m;
   std::condition_variable cv;
@@ -73,7 +57,7 @@ void BM_group_commit(benchmark::State& state) {
 
 // Real concurrent writers: benchmark threads share one store, each blocking on its own write_sync.
 std::unique_ptr<bench_store> shared;
-void open_shared(const benchmark::State&) { shared = std::make_unique<bench_store>(); }
+void open_shared(const benchmark::State&) { shared = std::make_unique<bench_store>(std::vector<std::string>{"bench"}); }
 void close_shared(const benchmark::State&) { shared.reset(); }
 
 void BM_group_commit_threads(benchmark::State& state) {

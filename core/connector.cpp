@@ -35,13 +35,17 @@ connector::connector(std::string id, const plugins_config& limits, boost::asio::
 void connector::call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
                            std::function<void(call_result)> done) {
   std::unique_lock lock(mutex_);
-  if (retired_ || !current_) {
+  auto serving = current_.load();
+  if (retired_ || !serving) {
     lock.unlock();
     return fail_later(what, std::move(done), "the connector is not loaded");
   }
   if (!paused_) {
-    // Dispatched under the lock, so a reload that pauses right after sees this call in flight.
-    current_->call_async(std::move(what), std::move(fn), on, timeout, std::move(done));
+    // Counted in flight under the lock, so a reload that pauses right after waits for this call; dispatched
+    // after it, so that waking a pool thread never holds up the other I/O threads.
+    serving->begin_call();
+    lock.unlock();
+    serving->dispatch_call(std::move(what), std::move(fn), on, timeout, std::move(done));
     return;
   }
   if (overdue_ || held_.size() >= max_held_) {
@@ -72,10 +76,7 @@ void connector::fail_later(const std::string& what, std::function<void(call_resu
   boost::asio::post(io_, [done = std::move(done), r = not_run(what, why)]() mutable { done(std::move(r)); });
 }
 
-std::shared_ptr<plugin_generation> connector::current() const {
-  std::lock_guard lock(mutex_);
-  return current_;
-}
+std::shared_ptr<plugin_generation> connector::current() const { return current_.load(); }
 
 std::shared_ptr<const plugin_manifest> connector::manifest() const { return current()->manifest(); }
 std::uint64_t connector::generation() const { return current()->number(); }
@@ -92,7 +93,7 @@ void connector::health_changed(const plugin_generation& from, health_state h) {
 
 void connector::install(std::shared_ptr<plugin_generation> g) {
   std::lock_guard lock(mutex_);
-  current_ = std::move(g);
+  current_.store(std::move(g));
 }
 
 void connector::pause() {
@@ -127,9 +128,12 @@ void connector::resume(std::shared_ptr<plugin_generation> next, reload_record ou
   health_state before{};
   {
     std::lock_guard lock(mutex_);
-    before = current_ ? current_->health().health : health_state::healthy;
-    if (next) current_ = std::move(next);
-    serving = current_;
+    serving = current_.load();
+    before = serving ? serving->health().health : health_state::healthy;
+    if (next) {
+      serving = std::move(next);
+      current_.store(serving);
+    }
     paused_ = false;
     overdue_ = false;
     if (pause_timer_) pause_timer_->cancel();

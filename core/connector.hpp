@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -104,8 +105,9 @@ class connector : public std::enable_shared_from_this<connector> {
   boost::asio::io_context& io_;
   boost::asio::thread_pool& pool_;
 
-  mutable std::mutex mutex_;  // the generation and the gate
-  std::shared_ptr<plugin_generation> current_;
+  mutable std::mutex mutex_;  // the gate; current_ changes only under it
+  // Read without the lock on every call (manifest, health): the hot path never waits for a reload's bookkeeping.
+  std::atomic<std::shared_ptr<plugin_generation>> current_;
   bool paused_ = false;
   bool overdue_ = false;  // paused past max_pause_: calls fail at once
   bool retired_ = false;

@@ -124,7 +124,8 @@ void channel_inbox::drop(std::uint64_t seq) {
 channel_inbox::sendable channel_inbox::take_sendable(long long now) {
   sendable out;
   if (paused_until_ > now) return out;
-  for (auto it = entries_.begin(); it != entries_.end() && in_flight_ < policy_.window;) {
+  auto it = entries_.lower_bound(sent_below_);
+  for (; it != entries_.end() && in_flight_ < policy_.window;) {
     auto& e = it->second;
     if (!e.durable) break;  // order: nothing overtakes a message still being committed
     if (e.message.expires_at <= now) {
@@ -143,6 +144,9 @@ channel_inbox::sendable channel_inbox::take_sendable(long long now) {
     }
     ++it;
   }
+  // Everything before `it` is in flight now, or context riding with a message in flight: the next walk (one
+  // per ack) starts here instead of stepping over the whole window again.
+  sent_below_ = it == entries_.end() ? last_seq_ + 1 : it->first;
   return out;
 }
 
@@ -186,6 +190,7 @@ std::vector<inbound_message> channel_inbox::ack(std::string_view message_id, ack
 void channel_inbox::route_lost() {
   for (auto& [seq, e] : entries_) e.in_flight = false;
   in_flight_ = 0;
+  sent_below_ = 0;
 }
 
 bool channel_inbox::check_timeouts(long long now) {
@@ -210,6 +215,7 @@ std::vector<inbound_message> channel_inbox::clear() {
   while (!entries_.empty()) gone.push_back(remove(entries_.begin()));
   seen_.clear();
   seen_order_.clear();
+  sent_below_ = 0;
   return gone;
 }
 

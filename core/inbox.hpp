@@ -131,6 +131,7 @@ class channel_inbox {
   // looks at what has ended instead of every id remembered.
   std::deque<std::pair<long long, std::string>> seen_order_;
   std::uint64_t last_seq_ = 0;
+  std::uint64_t sent_below_ = 0;  // take_sendable's walk starts at this seq (see there)
   std::size_t in_flight_ = 0;
   int failures_ = 0;  // consecutive back-offs since the last good ack
   long long paused_until_ = 0;

@@ -169,12 +169,13 @@ call_result plugin_generation::stop(std::chrono::milliseconds limit) {
   return run_blocking(library_->api->xconn_plugin_on_stop, limit, "stop");
 }
 
-void plugin_generation::call_async(std::string what, plugin_fn fn, const strand& on,
-                                   std::chrono::milliseconds timeout, std::function<void(call_result)> done) {
-  {
-    std::lock_guard lock(calls_mutex_);
-    ++in_flight_;
-  }
+void plugin_generation::begin_call() {
+  std::lock_guard lock(calls_mutex_);
+  ++in_flight_;
+}
+
+void plugin_generation::dispatch_call(std::string what, plugin_fn fn, const strand& on,
+                                      std::chrono::milliseconds timeout, std::function<void(call_result)> done) {
   auto state = std::make_shared<call_state>();
   state->timer = std::make_unique<boost::asio::steady_timer>(io_, timeout);
   state->on_done = [self = shared_from_this(), done = std::move(done), what](call_result r) {

@@ -91,7 +91,14 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   // One asynchronous call: fn runs on `on` and hands the plugin its xconn_call; done runs on an I/O thread,
   // exactly once, within timeout. Counts as in flight until done has run.
   void call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
-                  std::function<void(call_result)> done);
+                  std::function<void(call_result)> done) {
+    begin_call();
+    dispatch_call(std::move(what), std::move(fn), on, timeout, std::move(done));
+  }
+  // The same in two steps: counted in flight first (drain waits for it from then on), dispatched after.
+  void begin_call();
+  void dispatch_call(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
+                     std::function<void(call_result)> done);
 
   // Waits (blocking) until no call is in flight or the deadline passes; returns the calls still in flight.
   std::size_t drain(std::chrono::steady_clock::time_point deadline);

@@ -25,7 +25,10 @@ done
 
 command -v gnuplot > /dev/null || echo "bench.sh: gnuplot not found (apt-get install gnuplot-nox): no plots" >&2
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DXCONN_BUILD_BENCH=ON > /dev/null
-cmake --build "$build" -j"$(nproc)"
+# Only what the run needs (the tests are not built here).
+targets=(xconnd xconn_plugin_echo ws_ceiling xconn-load)
+((micro)) && for src in bench/*_bench.cpp; do targets+=("$(basename "$src" .cpp)"); done
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
 bin=$root/$build/bin
 work=$(mktemp -d)

@@ -183,8 +183,17 @@ void load_driver::on_answer(const pending_op& op, const packet_view& answer) {
       ch.burst_answered = true;
       return maybe_end_burst(op.channel);
     }
-    case op_kind::invoke:
-    case op_kind::send_message: break;
+    case op_kind::send_message: {
+      // Done once the far side's reply (a chat.message) has arrived too, whichever comes first.
+      auto& ch = channels_[static_cast<std::size_t>(op.channel)];
+      if (!code.empty() || ch.early_replies == 0) {
+        if (code.empty()) return ch.awaiting_reply.push_back(op.sent);
+        break;
+      }
+      --ch.early_replies;
+      break;
+    }
+    case op_kind::invoke: break;
   }
   if (code.empty()) totals_.latency.add(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - op.sent).count()));
@@ -205,9 +214,21 @@ void load_driver::on_chat_message(const packet_view& push) {
              R"(,"connector_channel_id":")" + channel_id + R"(","payload":{"message_id":)" +
              json_string(fields.message_id) + R"(,"status":"accepted"}})");
   ++totals_.inbound_acked;
+  auto it = channel_index_.find(channel_id);
+  if (run_.opts.what == scenario::mixed && it != channel_index_.end()) {
+    auto& ch = channels_[static_cast<std::size_t>(it->second)];
+    if (ch.awaiting_reply.empty()) {
+      ++ch.early_replies;
+      return;
+    }
+    totals_.latency.add(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - ch.awaiting_reply.front()).count()));
+    ch.awaiting_reply.pop_front();
+    end_operation("");
+    return next_operation(it->second);
+  }
   if (run_.opts.what != scenario::inbound) return;
 
-  auto it = channel_index_.find(channel_id);
   std::uint64_t burst = 0, i = 0;
   if (it == channel_index_.end() || !parse_burst_text(fields.text, burst, i)) {
     ++totals_.errors;
@@ -346,8 +367,10 @@ void load_driver::finish() {
   for (const auto& [n, op] : pending_)
     if (op.kind != op_kind::hello && op.kind != op_kind::open && op.kind != op_kind::auth)
       totals_.unanswered += op.reserved;
-  for (const auto& ch : channels_)  // messages of a burst answered but not all delivered
+  for (const auto& ch : channels_) {  // messages of a burst answered but not all delivered; replies not come
     if (ch.burst_answered && ch.burst_received < ch.burst_size) totals_.unanswered += ch.burst_size - ch.burst_received;
+    totals_.unanswered += ch.awaiting_reply.size();
+  }
   socket_->close();
 }
 

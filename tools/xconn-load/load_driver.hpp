@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,6 +49,10 @@ class load_driver : public std::enable_shared_from_this<load_driver> {
     bool burst_answered = false;
     clock::time_point burst_sent;
     std::vector<bool> burst_seen;
+    // mixed: echo_send_message calls answered whose far-side reply has not arrived yet (when they were sent),
+    // and replies that came before their call's answer
+    std::deque<clock::time_point> awaiting_reply;
+    int early_replies = 0;
   };
 
   void on_frame(std::string_view frame);
