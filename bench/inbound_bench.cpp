@@ -76,7 +76,7 @@ struct channel_queue {
     std::lock_guard lock(mutex);
     if (inbox.seen(m.msg_id, now_ms)) std::abort();
     m.seq = inbox.next_seq();
-    m.message_id = xconn::random_id("msg_");
+    m.message_id = xconn::unique_id("msg_");
     m.accepted_at = now_ms;
     m.expires_at = now_ms + expiry_ms;
     write_batch batch;
@@ -195,7 +195,7 @@ void BM_deque_push_pop(benchmark::State& state) {
 void BM_record_encode(benchmark::State& state) {
   inbound_message m = incoming;
   m.msg_id = "wxmsg_1";
-  m.message_id = xconn::random_id("msg_");
+  m.message_id = xconn::unique_id("msg_");
   m.accepted_at = now_ms;
   m.expires_at = now_ms + expiry_ms;
   for (auto _ : state) {
