@@ -181,11 +181,13 @@ TEST(store, failing_request_fails_alone_in_its_batch) {
   ASSERT_TRUE(xconn::test::wait_until([&] { return blocked.load(); }));
   const auto commits_before = s->commit_count();
 
-  std::error_code ok1{std::make_error_code(std::errc::io_error)}, ok2 = ok1, unknown, empty_key;
+  std::error_code ok1{std::make_error_code(std::errc::io_error)}, ok2 = ok1, unknown, empty_key, long_key;
   s->write(write_batch{}.put("a", "x", "1"), [&](std::error_code ec) { ok1 = ec; });
   s->write(write_batch{}.put("a", "y", "1").put("nope", "k", "v"), [&](std::error_code ec) { unknown = ec; });
-  // LMDB refuses the empty key (MDB_BAD_VALSIZE) after the first put went into the nested txn.
+  // LMDB would refuse the empty key (MDB_BAD_VALSIZE): the whole request fails, its first put included.
   s->write(write_batch{}.put("a", "z", "1").put("a", "", "v"), [&](std::error_code ec) { empty_key = ec; });
+  s->write(write_batch{}.put("a", "v", "1").put("a", std::string(600, 'k'), "v"),  // past LMDB's key limit
+           [&](std::error_code ec) { long_key = ec; });
   s->write(write_batch{}.put("b", "w", "1").erase("a", "first"), [&](std::error_code ec) { ok2 = ec; });
   hold.unlock();
   s->flush();
@@ -196,12 +198,40 @@ TEST(store, failing_request_fails_alone_in_its_batch) {
   ASSERT_TRUE(empty_key);
   EXPECT_STREQ(empty_key.category().name(), "lmdb");
   EXPECT_FALSE(empty_key.message().empty());
-  EXPECT_EQ(s->commit_count(), commits_before + 1);  // the four requests shared one commit
+  EXPECT_EQ(long_key, empty_key);
+  EXPECT_EQ(s->commit_count(), commits_before + 1);  // the five requests shared one commit
   EXPECT_EQ(s->get("a", "x"), "1");
   EXPECT_EQ(s->get("b", "w"), "1");
   EXPECT_EQ(s->get("a", "first"), std::nullopt);
   EXPECT_EQ(s->get("a", "y"), std::nullopt);
-  EXPECT_EQ(s->get("a", "z"), std::nullopt);  // rolled back with its failing sibling op
+  EXPECT_EQ(s->get("a", "z"), std::nullopt);  // refused with its failing sibling op
+  EXPECT_EQ(s->get("a", "v"), std::nullopt);
+}
+
+// Thousands of requests queued at once are committed in a few transactions of a bounded size, none lost.
+TEST(store, a_large_pile_up_commits_in_bounded_transactions) {
+  xconn::test::temp_dir dir;
+  auto s = open_store(dir.str());
+  ASSERT_TRUE(s);
+  std::mutex gate;
+  std::unique_lock hold(gate);
+  std::atomic<bool> blocked{false};
+  s->write(write_batch{}.put("a", "first", "1"), [&](std::error_code) {
+    blocked = true;
+    std::lock_guard wait(gate);
+  });
+  ASSERT_TRUE(xconn::test::wait_until([&] { return blocked.load(); }));
+  const auto commits_before = s->commit_count();
+  constexpr int n = 5000;
+  completions done;
+  for (int i = 0; i < n; ++i)
+    s->write(write_batch{}.put("a", "k" + std::to_string(i), "v").put("b", "k" + std::to_string(i), "w"),
+             done.make());
+  hold.unlock();
+  ASSERT_TRUE(done.wait_for(n));
+  EXPECT_EQ(done.ok, n);
+  EXPECT_EQ(s->commit_count(), commits_before + 5);  // 1024 requests a transaction at most
+  for (int i = 0; i < n; i += 97) ASSERT_EQ(s->get("b", "k" + std::to_string(i)), "w") << i;
 }
 
 TEST(store, completion_runs_after_commit) {
