@@ -55,6 +55,8 @@ if ((micro)); then
 fi
 
 # ---- servers: xconnd on a fresh store, the ceiling with as many I/O threads ----
+# One I/O thread and one plugin thread per core: echo never blocks, and a pool larger than the machine only adds
+# hand-offs (the default pool of 4 costs invoke about 15 % on 2 cores; bench.md).
 io_threads=$(nproc)
 cat > "$work/xconnd.yaml" << YAML
 server:
@@ -65,6 +67,7 @@ store:
 plugins:
   dir: "$root/$build/plugins"
   watch: false
+  threads: $io_threads
 YAML
 port_of() {  # waits for "listening on HOST:PORT" in a console file
   for _ in $(seq 1 400); do

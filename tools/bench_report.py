@@ -116,7 +116,7 @@ def main():
 
     md = [f"# xconn bench, {a.date}", "",
           f"{os.cpu_count()} cores; xconn-load with one client thread, {a.seconds} s per run; xconnd and "
-          "ws_ceiling with one I/O thread per core. `% of ceiling`: invoke operations (the very same frames), "
+          "ws_ceiling with one I/O thread per core, xconnd with one plugin thread per core. `% of ceiling`: invoke operations (the very same frames), "
           "other scenarios frames per second, against ws_ceiling at the same socket count in the same run.", "",
           "| scenario | sockets | ops/s | % of ceiling | p50 ms | p90 ms | p99 ms | max ms | errors |",
           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]

@@ -76,6 +76,15 @@ TEST_F(load_tool, invoke_round_trips_against_xconnd_add_up) {
   EXPECT_EQ(count_of(report, "frames_sent"), 2u + 4u * 2 + 120u);
   EXPECT_GE(count_of(report, "frames_received"), count_of(report, "frames_sent"));  // and status pushes
   EXPECT_EQ(report.at("latency_ms").as_object().at("samples").to_number<std::uint64_t>(), 120u);
+
+  // Paced: sent on schedule whatever is unanswered, still every one answered.
+  ASSERT_EQ(run_load({"--server", "127.0.0.1:" + std::to_string(port), "--sockets", "3", "--rate", "1000", "--count",
+                      "150"}),
+            0)
+      << load_->console();
+  auto paced = report_of(*load_);
+  expect_clean(paced, 150);
+  EXPECT_EQ(paced.at("rate").to_number<double>(), 1000.0);
 }
 
 TEST_F(load_tool, inbound_bursts_are_delivered_once_and_acked) {

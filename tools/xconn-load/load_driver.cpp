@@ -253,7 +253,11 @@ void load_driver::on_chat_message(const packet_view& push) {
 
 void load_driver::start() {
   if (run_.opts.rate > 0) {
-    paced_since_ = clock::now();
+    // Sockets start out of phase, a fraction of the interval apart, so that their sends interleave instead of
+    // arriving all at once (which would measure a burst, not the rate).
+    const double interval_s = run_.opts.sockets / run_.opts.rate;
+    paced_since_ = clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
+                                      interval_s * index_ / run_.opts.sockets));
     return pace();
   }
   // An inbound channel runs one burst at a time: the server's delivery window paces it, not the client.
@@ -262,14 +266,20 @@ void load_driver::start() {
     for (int k = 0; k < slots; ++k) next_operation(c);
 }
 
-// The socket's share of --rate, spread over its channels in turn; latency counts from the actual send.
+// The socket's share of --rate, spread over its channels in turn: sends what is due, then sleeps until the next
+// one is (no idle ticks: with many sockets on one client thread, those would cost more than the sends). Latency
+// counts from the actual send.
 void load_driver::pace() {
   if (finished_) return;
   const double per_socket = run_.opts.rate / run_.opts.sockets;
-  const auto due = static_cast<std::uint64_t>(std::chrono::duration<double>(clock::now() - paced_since_).count() *
-                                              per_socket);
+  const auto now = clock::now();
+  const auto due = now < paced_since_ ? 0
+                                      : static_cast<std::uint64_t>(
+                                            std::chrono::duration<double>(now - paced_since_).count() * per_socket) +
+                                            1;
   while (paced_sent_ < due && !finished_) send_operation(static_cast<int>(paced_sent_++ % channels_.size()));
-  pacer_.expires_after(std::chrono::milliseconds(1));
+  pacer_.expires_at(paced_since_ + std::chrono::duration_cast<clock::duration>(
+                                       std::chrono::duration<double>(paced_sent_ / per_socket)));
   pacer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (!ec) self->pace();
   });
