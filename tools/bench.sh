@@ -5,21 +5,27 @@
 # Writes bench/results/<date>.json, <date>.md and <date>-throughput.png, <date>-latency.png (gnuplot).
 # Every step is bounded (a duration per run; the whole sweep takes a few minutes).
 #
-# usage: tools/bench.sh [--seconds S] [--sockets "1 4 16 64"] [--build DIR] [--no-micro]
+# Every load run is repeated (--repeat, 3 by default), the ceiling and xconnd taking turns, and the report keeps
+# the median: these machines are shared and noisy.
+#
+# usage: tools/bench.sh [--seconds S] [--sockets "1 4 16 64"] [--repeat R] [--build DIR] [--no-micro]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 seconds=5
 sweep="1 4 16 64"
+repeat=3
 build=build
 micro=1
 while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --sockets) sweep=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --no-micro) micro=0; shift ;;
-    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--build DIR] [--no-micro]" >&2; exit 2 ;;
+    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--repeat R] [--build DIR] [--no-micro]" >&2
+       exit 2 ;;
   esac
 done
 
@@ -99,14 +105,20 @@ load() {
 load "xconnd-idle-10000" --server "$xconnd" --scenario idle --sockets 16 --channels 10000 --duration 1 \
   --server-pid "$xconnd_pid"
 for n in $sweep; do
-  load "ceiling-invoke-$n" --ceiling "$ceiling" --sockets "$n" --duration "$seconds"
-  for scenario in invoke inbound outbound mixed; do
-    load "xconnd-$scenario-$n" --server "$xconnd" --scenario "$scenario" --sockets "$n" --duration "$seconds"
+  for ((r = 1; r <= repeat; r++)); do
+    load "ceiling-invoke-$n-r$r" --ceiling "$ceiling" --sockets "$n" --duration "$seconds"
+    for scenario in invoke inbound outbound mixed; do
+      load "xconnd-$scenario-$n-r$r" --server "$xconnd" --scenario "$scenario" --sockets "$n" --duration "$seconds"
+    done
   done
 done
 top=$(echo "$sweep" | awk '{print $NF}')
-half=$(python3 -c "import json; print(max(1, int(json.load(open('$work/load/xconnd-invoke-$top.json'))['ops_per_s'] / 2)))")
-load "xconnd-invoke-$top-half" --server "$xconnd" --sockets "$top" --rate "$half" --duration "$seconds"
+half=$(python3 -c "import glob, json, statistics
+rates = [json.load(open(f))['ops_per_s'] for f in glob.glob('$work/load/xconnd-invoke-$top-r*.json')]
+print(max(1, int(statistics.median(rates) / 2)))")
+for ((r = 1; r <= repeat; r++)); do
+  load "xconnd-invoke-$top-half-r$r" --server "$xconnd" --sockets "$top" --rate "$half" --duration "$seconds"
+done
 
 python3 tools/bench_report.py --micro "$work/micro" --load "$work/load" --date "$date" --seconds "$seconds" \
   --out "$out"

@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import re
+import statistics
 
 SCENARIOS = ["invoke", "inbound", "outbound", "mixed"]
 # Each micro-benchmark beside its baseline: (what, measured, baseline). Time per iteration is compared.
@@ -29,11 +30,20 @@ def read_json(path):
 
 
 def load_runs(folder):
+    """Every run's report by label; repetitions (label-r1, -r2, ...) as a list in order."""
     runs = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".json"):
-            runs[name[:-5]] = read_json(os.path.join(folder, name))
+    for name in sorted(os.listdir(folder), key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)]):
+        if not name.endswith(".json"):
+            continue
+        label = re.sub(r"-r\d+$", "", name[:-5])
+        runs.setdefault(label, []).append(read_json(os.path.join(folder, name)))
     return runs
+
+
+def median_run(reps, key):
+    """The repetition whose key(run) is the median (the lower middle one of an even count)."""
+    good = sorted((r for r in reps if r), key=key)
+    return good[(len(good) - 1) // 2] if good else None
 
 
 def frames_per_s(run):
@@ -87,49 +97,60 @@ def main():
     sockets = sorted({int(m.group(1)) for k in runs for m in [re.match(r"ceiling-invoke-(\d+)$", k)] if m})
     table = []
     for n in sockets:
-        ceiling = runs.get(f"ceiling-invoke-{n}")
+        ceilings = runs.get(f"ceiling-invoke-{n}", [])
         for scenario in ["ceiling"] + SCENARIOS:
-            run = ceiling if scenario == "ceiling" else runs.get(f"xconnd-{scenario}-{n}")
+            reps = ceilings if scenario == "ceiling" else runs.get(f"xconnd-{scenario}-{n}", [])
+            run = median_run(reps, lambda r: r["ops_per_s"])
             if not run:
                 continue
-            # invoke sends the ceiling's very frames: compare operations; the others by frames per second.
-            if scenario == "invoke" and ceiling:
-                share = 100 * run["ops_per_s"] / ceiling["ops_per_s"] if ceiling["ops_per_s"] else None
-            elif scenario != "ceiling" and ceiling:
-                share = 100 * frames_per_s(run) / frames_per_s(ceiling) if frames_per_s(ceiling) else None
-            else:
-                share = 100.0
-            table.append({"scenario": scenario, "sockets": n, "ops_per_s": run["ops_per_s"],
+            # Each repetition against the ceiling run just before it; the median of those shares. invoke sends the
+            # ceiling's very frames: compare operations; the others by frames per second.
+            shares = []
+            for mine, ceiling in zip(reps, ceilings):
+                if not mine or not ceiling:
+                    continue
+                if scenario == "invoke" and ceiling["ops_per_s"]:
+                    shares.append(100 * mine["ops_per_s"] / ceiling["ops_per_s"])
+                elif scenario not in ("ceiling", "invoke") and frames_per_s(ceiling):
+                    shares.append(100 * frames_per_s(mine) / frames_per_s(ceiling))
+            share = 100.0 if scenario == "ceiling" else (statistics.median(shares) if shares else None)
+            bad = sum(r["errors"] + r["unanswered"] + r["duplicates"] for r in reps if r)
+            table.append({"scenario": scenario, "sockets": n, "repetitions": len(reps), "ops_per_s": run["ops_per_s"],
                           "frames_per_s": frames_per_s(run), "percent_of_ceiling": share,
-                          "latency_ms": run["latency_ms"], "errors": run["errors"],
-                          "unanswered": run["unanswered"], "duplicates": run["duplicates"]})
-    half = next((v for k, v in runs.items() if k.endswith("-half")), None)
-    idle = runs.get("xconnd-idle-10000")
+                          "percent_of_ceiling_each": shares, "ops_per_s_each": [r["ops_per_s"] for r in reps if r],
+                          "latency_ms": run["latency_ms"], "failed_in_all_repetitions": bad})
+    half_reps = next((v for k, v in runs.items() if k.endswith("-half")), [])
+    half = median_run(half_reps, lambda r: r["latency_ms"]["p99"])
+    idle = (runs.get("xconnd-idle-10000") or [None])[0]
     result = {"date": a.date, "seconds_per_run": float(a.seconds), "cores": os.cpu_count(),
               "machine": platform.machine(), "micro": micro_rows(a.micro), "load": table,
               "micro_ratios": [],
-              "invoke_half_load": half, "idle": idle, "raw": runs}
+              "invoke_half_load": half, "invoke_half_load_p99_each": [r["latency_ms"]["p99"] for r in half_reps if r],
+              "idle": idle, "raw": runs}
     result["micro_ratios"] = micro_ratios(result["micro"])
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, f"{a.date}.json"), "w") as f:
         json.dump(result, f, indent=1)
 
+    reps = max((r["repetitions"] for r in table), default=1)
     md = [f"# xconn bench, {a.date}", "",
-          f"{os.cpu_count()} cores; xconn-load with one client thread, {a.seconds} s per run; xconnd and "
+          f"{os.cpu_count()} cores; xconn-load with one client thread, {a.seconds} s per run, each run {reps} times "
+          "(the ceiling and xconnd taking turns) and the median shown; xconnd and "
           "ws_ceiling with one I/O thread per core, xconnd with one plugin thread per core. `% of ceiling`: invoke operations (the very same frames), "
           "other scenarios frames per second, against ws_ceiling at the same socket count in the same run.", "",
-          "| scenario | sockets | ops/s | % of ceiling | p50 ms | p90 ms | p99 ms | max ms | errors |",
+          "| scenario | sockets | ops/s | % of ceiling | p50 ms | p90 ms | p99 ms | max ms | failed, lost or twice |",
           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in table:
         lat = r["latency_ms"]
-        bad = r["errors"] + r["unanswered"] + r["duplicates"]
+        bad = r["failed_in_all_repetitions"]
         md.append(f"| {r['scenario']} | {r['sockets']} | {fmt(r['ops_per_s'])} | {fmt(r['percent_of_ceiling'], 1)} | "
                   f"{lat['p50']:.3f} | {lat['p90']:.3f} | {lat['p99']:.3f} | {lat['max']:.3f} | {bad} |")
     if half:
         lat = half["latency_ms"]
+        each = ", ".join(f"{p:.3f}" for p in result["invoke_half_load_p99_each"])
         md += ["", f"invoke paced at half the rate the closed loop reached at {half['sockets']} sockets "
-                   f"({fmt(half['rate'])}/s asked, {fmt(half['ops_per_s'])}/s done): p50 {lat['p50']:.3f} ms, "
-                   f"p99 {lat['p99']:.3f} ms, max {lat['max']:.3f} ms."]
+                   f"({fmt(half['rate'])}/s asked, {fmt(half['ops_per_s'])}/s done), the median run by p99: "
+                   f"p50 {lat['p50']:.3f} ms, p99 {lat['p99']:.3f} ms, max {lat['max']:.3f} ms (p99 of each run: {each} ms)."]
     if idle and idle.get("memory"):
         m = idle["memory"]
         md += ["", f"idle: {idle['channels']:,} signed-in channels on {idle['sockets']} sockets raised xconnd's RSS "
