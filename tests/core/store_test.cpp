@@ -48,6 +48,32 @@ struct completions {
   }
 };
 
+// Holds the store's writer inside the completion of a first write ("a"/"first") until release(): requests
+// written meanwhile pile up in its queue.
+class writer_hold {
+ public:
+  explicit writer_hold(store& s) : store_(s) {
+    s.write(write_batch{}.put("a", "first", "1"), [this](std::error_code) {
+      blocked_ = true;
+      std::lock_guard wait(gate_);
+    });
+  }
+  ~writer_hold() {  // also when a test stops early: the completion must be over before gate_ goes
+    release();
+    store_.flush();
+  }
+  bool wait_blocked() { return xconn::test::wait_until([&] { return blocked_.load(); }); }
+  void release() {
+    if (lock_.owns_lock()) lock_.unlock();
+  }
+
+ private:
+  store& store_;
+  std::mutex gate_;
+  std::unique_lock<std::mutex> lock_{gate_};
+  std::atomic<bool> blocked_{false};
+};
+
 TEST(store, put_get_erase) {
   xconn::test::temp_dir dir;
   auto s = open_store(dir.str());
@@ -171,14 +197,8 @@ TEST(store, failing_request_fails_alone_in_its_batch) {
   auto s = open_store(dir.str());
   ASSERT_TRUE(s);
   // Hold the writer inside a completion so that the next requests pile up into one transaction.
-  std::mutex gate;
-  std::unique_lock hold(gate);
-  std::atomic<bool> blocked{false};
-  s->write(write_batch{}.put("a", "first", "1"), [&](std::error_code) {
-    blocked = true;
-    std::lock_guard wait(gate);
-  });
-  ASSERT_TRUE(xconn::test::wait_until([&] { return blocked.load(); }));
+  writer_hold hold(*s);
+  ASSERT_TRUE(hold.wait_blocked());
   const auto commits_before = s->commit_count();
 
   std::error_code ok1{std::make_error_code(std::errc::io_error)}, ok2 = ok1, unknown, empty_key, long_key;
@@ -189,7 +209,7 @@ TEST(store, failing_request_fails_alone_in_its_batch) {
   s->write(write_batch{}.put("a", "v", "1").put("a", std::string(600, 'k'), "v"),  // past LMDB's key limit
            [&](std::error_code ec) { long_key = ec; });
   s->write(write_batch{}.put("b", "w", "1").erase("a", "first"), [&](std::error_code ec) { ok2 = ec; });
-  hold.unlock();
+  hold.release();
   s->flush();
 
   EXPECT_FALSE(ok1);
@@ -213,21 +233,15 @@ TEST(store, a_large_pile_up_commits_in_bounded_transactions) {
   xconn::test::temp_dir dir;
   auto s = open_store(dir.str());
   ASSERT_TRUE(s);
-  std::mutex gate;
-  std::unique_lock hold(gate);
-  std::atomic<bool> blocked{false};
-  s->write(write_batch{}.put("a", "first", "1"), [&](std::error_code) {
-    blocked = true;
-    std::lock_guard wait(gate);
-  });
-  ASSERT_TRUE(xconn::test::wait_until([&] { return blocked.load(); }));
+  writer_hold hold(*s);
+  ASSERT_TRUE(hold.wait_blocked());
   const auto commits_before = s->commit_count();
   constexpr int n = 5000;
   completions done;
   for (int i = 0; i < n; ++i)
     s->write(write_batch{}.put("a", "k" + std::to_string(i), "v").put("b", "k" + std::to_string(i), "w"),
              done.make());
-  hold.unlock();
+  hold.release();
   ASSERT_TRUE(done.wait_for(n));
   EXPECT_EQ(done.ok, n);
   EXPECT_EQ(s->commit_count(), commits_before + 5);  // 1024 requests a transaction at most
