@@ -83,8 +83,10 @@ std::uint64_t load_driver::send_request(op_kind kind, int channel, std::string_v
 void load_driver::set_up(const upgrade_request& request, std::function<void(std::string)> done) {
   set_up_done_ = std::move(done);
   socket_->on_frame = [this](std::string_view frame) { on_frame(frame); };
-  socket_->on_closed = [self = shared_from_this()](boost::beast::error_code ec) {
-    if (self->finished_) return;
+  // Weak: the socket is the driver's, so a strong reference back would keep both alive for ever.
+  socket_->on_closed = [weak = weak_from_this()](boost::beast::error_code ec) {
+    auto self = weak.lock();
+    if (!self || self->finished_) return;
     ++self->totals_.errors;
     ++self->totals_.error_codes["socket_closed: " + ec.message()];
     self->run_.errors.fetch_add(1, std::memory_order_relaxed);
