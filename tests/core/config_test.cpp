@@ -130,14 +130,6 @@ TEST(Config, EmbeddedDefaultConfigParses) {
   EXPECT_EQ(result->connectors.at("echo").to_json(), R"({"auth":{},"config":{},"route":{},"policy":{}})");
 }
 
-TEST(Config, SharedExampleParses) {
-  auto path = std::filesystem::path(XCONN_TEST_SPEC_DIR).parent_path() / "xconnd.example.yaml";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
-  auto result = load_config(path.string());
-  ASSERT_TRUE(result.has_value()) << result.error().what();
-  EXPECT_EQ(result->connectors.count("echo"), 1u);
-}
-
 TEST(Config, UnknownKeys) {
   EXPECT_CONFIG_ERROR("server: {}\nserverr:\n  x: 1\n", "serverr", 2);
   EXPECT_CONFIG_ERROR("server:\n  listen: \"127.0.0.1:1\"\n  bogus: 1\n", "server.bogus", 3);

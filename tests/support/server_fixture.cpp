@@ -58,10 +58,10 @@ std::string schema_violations(const std::string& schema_name, const std::vector<
   }
   if (json_texts.empty()) return "";
   temp_dir tmp;
-  auto schema = std::filesystem::path(XCONN_TEST_SPEC_DIR) / "schemas" / (schema_name + ".schema.md");
+  auto schemas = source_dir() / "tests" / "schemas";
+  auto schema = schemas / (schema_name + ".json");
   if (!std::filesystem::exists(schema)) return "schema not found: " + schema.string();
-  std::string cmd = std::string(XCONN_TEST_PYTHON) + " " + (source_dir() / "tools" / "schema_check.py").string() +
-                    " " + schema.string();
+  std::string cmd = std::string(XCONN_TEST_PYTHON) + " " + (schemas / "schema_check.py").string() + " " + schema.string();
   for (std::size_t i = 0; i < json_texts.size(); ++i) {
     auto doc = tmp.path() / ("doc" + std::to_string(i) + ".json");
     write_file(doc, json_texts[i]);

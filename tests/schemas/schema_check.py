@@ -1,28 +1,21 @@
 #!/usr/bin/env python3
-"""Validates JSON documents against a JSON Schema published inside a Markdown page of the spec.
+"""Validates JSON documents against one of the project's JSON Schemas (tests/schemas/*.json).
 
-usage: schema_check.py SCHEMA.md DOC.json [DOC.json ...]
+usage: schema_check.py SCHEMA.json DOC.json [DOC.json ...]
 Exit 0 when every document is valid; otherwise prints each violation and exits 1.
 """
 import json
-import re
 import sys
 
 import jsonschema
 
 
-def schema_from_markdown(path):
-    text = open(path, encoding="utf-8").read()
-    match = re.search(r"```json\s*\n(.*?)\n```", text, re.S)
-    if not match:
-        sys.exit(f"{path}: no ```json block")
-    return json.loads(match.group(1))
-
-
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    schema = schema_from_markdown(sys.argv[1])
+    with open(sys.argv[1], encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     failed = False
     for doc_path in sys.argv[2:]:
