@@ -56,17 +56,133 @@ void connector::call_async(std::string what, plugin_fn fn, const strand& on, std
   held_.push_back({std::move(what), std::move(fn), on, timeout, std::move(done), std::chrono::steady_clock::now()});
 }
 
+namespace {
+
+xconn_str view(const std::string& s) { return {s.data(), s.size()}; }
+
+// What an Optional hook the plugin's table lacks answers (plugin.h).
+constexpr std::string_view nothing_to_do = "{}";
+constexpr std::string_view cannot_send =
+    R"({"code":"not_supported","message":"this plugin cannot send messages","retryable":false})";
+constexpr std::string_view no_http =
+    R"({"status":501,"content_type":"application/json","body":"{\"error\":\"not_implemented\"}"})";
+constexpr std::string_view no_auth =
+    R"({"code":"not_supported","message":"this plugin has no auth flows","retryable":false})";
+
+}  // namespace
+
 void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
-                            std::string context_json, const strand& on, std::chrono::milliseconds timeout,
-                            std::function<void(call_result)> done) {
+                            std::string context_json, const strand& on, ms timeout, done_fn done) {
   call_async(
       "tool",
       [channel_id = std::move(channel_id), tool_id = std::move(tool_id), arguments_json = std::move(arguments_json),
        context_json = std::move(context_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_invoke_tool(instance, call, {channel_id.data(), channel_id.size()},
-                                        {tool_id.data(), tool_id.size()},
-                                        {arguments_json.data(), arguments_json.size()},
-                                        {context_json.data(), context_json.size()});
+        api.xconn_plugin_on_invoke_tool(instance, call, view(channel_id), view(tool_id), view(arguments_json),
+                                        view(context_json));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,
+                           const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "auth",
+      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id),
+       input_json = std::move(input_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_start) return plugin_generation::complete(call, XCONN_STATUS_ERROR, no_auth);
+        api.xconn_plugin_on_auth_start(instance, call, view(channel_id), view(flow_id), view(run_id), view(input_json));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_status(std::string channel_id, std::string flow_id, std::string run_id, bool refresh,
+                            const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "auth",
+      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id), refresh](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_status) return plugin_generation::complete(call, XCONN_STATUS_ERROR, no_auth);
+        api.xconn_plugin_on_auth_status(instance, call, view(channel_id), view(flow_id), view(run_id), refresh ? 1 : 0);
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_cancel(std::string channel_id, std::string flow_id, std::string run_id, const strand& on,
+                            ms timeout, done_fn done) {
+  call_async(
+      "auth",
+      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_cancel) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_auth_cancel(instance, call, view(channel_id), view(flow_id), view(run_id));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_logout(std::string channel_id, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "logout",
+      [channel_id = std::move(channel_id)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_logout) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_auth_logout(instance, call, view(channel_id));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::send(std::string channel_id, std::string reply_json, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "send",
+      [channel_id = std::move(channel_id), reply_json = std::move(reply_json)](const xconn_plugin_api& api,
+                                                                               void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_send) return plugin_generation::complete(call, XCONN_STATUS_ERROR, cannot_send);
+        api.xconn_plugin_on_send(instance, call, view(channel_id), view(reply_json));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::update(std::string channel_id, std::string message_id, std::string text_so_far, const strand& on,
+                       ms timeout, done_fn done) {
+  call_async(
+      "update",
+      [channel_id = std::move(channel_id), message_id = std::move(message_id), text_so_far = std::move(text_so_far)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_update) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_update(instance, call, view(channel_id), view(message_id), view(text_so_far));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::activity(std::string channel_id, std::string status, std::string tool_name, const strand& on,
+                         ms timeout, done_fn done) {
+  call_async(
+      "activity",
+      [channel_id = std::move(channel_id), status = std::move(status), tool_name = std::move(tool_name)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_activity) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_activity(instance, call, view(channel_id), view(status), view(tool_name));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::http(std::string method, std::string path, std::string query, std::string body, const strand& on,
+                     ms timeout, done_fn done) {
+  call_async(
+      "http",
+      [method = std::move(method), path = std::move(path), query = std::move(query), body = std::move(body)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_http) return plugin_generation::complete(call, XCONN_STATUS_OK, no_http);
+        api.xconn_plugin_on_http(instance, call, view(method), view(path), view(query), view(body));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "consumer_stop",
+      [consumer_key = std::move(consumer_key)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_consumer_stop)
+          return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_consumer_stop(instance, call, view(consumer_key));
       },
       on, timeout, std::move(done));
 }

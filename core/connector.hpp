@@ -47,15 +47,29 @@ class connector : public std::enable_shared_from_this<connector> {
   connector(const connector&) = delete;
   connector& operator=(const connector&) = delete;
 
-  // One asynchronous call into the serving generation: fn runs on `on` (a channel's strand of the plugin pool,
-  // so calls on one channel never overlap) and hands the plugin its xconn_call; done runs on an I/O thread,
-  // exactly once, within timeout (plus the time a reload held it). what names the call in logs and in the
-  // timeout code ("tool" -> tool_timeout).
-  void call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
-                  std::function<void(call_result)> done);
-  void invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
-                   std::string context_json, const strand& on, std::chrono::milliseconds timeout,
-                   std::function<void(call_result)> done);
+  // Typed calls into the serving generation, one per plugin hook (plugin.h says what each passes and answers);
+  // the only way the rest of the host reaches a plugin. Each runs on `on` (a channel's strand of the plugin
+  // pool, so calls on one channel never overlap); done runs on an I/O thread, exactly once, within timeout
+  // (plus the time a reload held it). An Optional hook the plugin's table lacks answers its plugin.h default.
+  using done_fn = std::function<void(call_result)>;
+  using ms = std::chrono::milliseconds;
+  void invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json, std::string context_json,
+                   const strand& on, ms timeout, done_fn done);
+  void auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,
+                  const strand& on, ms timeout, done_fn done);
+  void auth_status(std::string channel_id, std::string flow_id, std::string run_id, bool refresh, const strand& on,
+                   ms timeout, done_fn done);
+  void auth_cancel(std::string channel_id, std::string flow_id, std::string run_id, const strand& on, ms timeout,
+                   done_fn done);
+  void auth_logout(std::string channel_id, const strand& on, ms timeout, done_fn done);
+  void send(std::string channel_id, std::string reply_json, const strand& on, ms timeout, done_fn done);
+  void update(std::string channel_id, std::string message_id, std::string text_so_far, const strand& on, ms timeout,
+              done_fn done);
+  void activity(std::string channel_id, std::string status, std::string tool_name, const strand& on, ms timeout,
+                done_fn done);
+  void http(std::string method, std::string path, std::string query, std::string body, const strand& on, ms timeout,
+            done_fn done);
+  void consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done);
   strand make_strand() { return boost::asio::make_strand(pool_); }
 
   const std::string& id() const { return id_; }
@@ -96,6 +110,9 @@ class connector : public std::enable_shared_from_this<connector> {
     std::function<void(call_result)> done;
     std::chrono::steady_clock::time_point since;
   };
+  // One asynchronous call: fn hands the plugin its xconn_call. what names the call in logs and in the timeout
+  // code ("tool" -> tool_timeout).
+  void call_async(std::string what, plugin_fn fn, const strand& on, ms timeout, done_fn done);
   void fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why);
   void on_pause_deadline();
 

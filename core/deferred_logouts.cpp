@@ -36,12 +36,7 @@ std::size_t deferred_logouts::run(connector& conn) {
     return true;
   });
   for (const auto& id : channels) {
-    conn.call_async(
-        "logout",
-        [id](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-          api.xconn_plugin_on_auth_logout(instance, call, {id.data(), id.size()});
-        },
-        conn.make_strand(), std::chrono::seconds(timeout_s_),
+    conn.auth_logout(id, conn.make_strand(), std::chrono::seconds(timeout_s_),
         [this, plugin = conn.id(), id](call_result r) {
           if (!r.ok) {
             spdlog::warn("[plugin {}] channel {}: owed sign-out failed ({}); tried again at its next load", plugin, id,

@@ -166,16 +166,13 @@ void lease_service::deregister_channel(const channel& c) {
     return finish_channel(c);
   }
   // The plugin's own sign-out path, as for a user logout (never channel.close): target state and login go.
-  auto id = c.id;
-  conn->call_async(
-      "logout",
-      [id](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_auth_logout(instance, call, {id.data(), id.size()});
-      },
-      channels_.strand_for(*conn, id), std::chrono::seconds(cfg_.tools.timeout_s), [this, c](call_result r) {
-        if (!r.ok) spdlog::warn("[plugin {}] channel {}: sign-out at deregistration failed ({})", c.plugin_id, c.id, r.code);
-        finish_channel(c);
-      });
+  conn->auth_logout(c.id, channels_.strand_for(*conn, c.id), std::chrono::seconds(cfg_.tools.timeout_s),
+                    [this, c](call_result r) {
+                      if (!r.ok)
+                        spdlog::warn("[plugin {}] channel {}: sign-out at deregistration failed ({})", c.plugin_id,
+                                     c.id, r.code);
+                      finish_channel(c);
+                    });
 }
 
 void lease_service::finish_channel(const channel& c) {
@@ -196,14 +193,10 @@ void lease_service::finish_channel(const channel& c) {
 void stop_consumers(connector& conn, const std::vector<std::string>& keys, int timeout_s) {
   for (const auto& key : keys) {
     spdlog::info("[plugin {}] consumer {} has no channel left: stopped", conn.id(), key);
-    conn.call_async(
-        "consumer_stop",
-        [key](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-          api.xconn_plugin_on_consumer_stop(instance, call, {key.data(), key.size()});
-        },
-        conn.make_strand(), std::chrono::seconds(timeout_s), [plugin = conn.id(), key](call_result r) {
-          if (!r.ok) spdlog::warn("[plugin {}] consumer {} did not stop cleanly ({})", plugin, key, r.code);
-        });
+    conn.consumer_stop(key, conn.make_strand(), std::chrono::seconds(timeout_s),
+                       [plugin = conn.id(), key](call_result r) {
+                         if (!r.ok) spdlog::warn("[plugin {}] consumer {} did not stop cleanly ({})", plugin, key, r.code);
+                       });
   }
 }
 

@@ -164,13 +164,9 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
         {"id", last->message_id}, {"sender_id", last->sender_id}, {"sender_name", last->sender_name}, {"role", last->role}};
   auto reply_json = json::serialize(reply);
   auto channel_id = m.channel_id;
-  conn.call_async(
-      "send",
-      [channel_id, reply_json](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_send(instance, call, {channel_id.data(), channel_id.size()},
-                                 {reply_json.data(), reply_json.size()});
-      },
-      channels_.strand_for(conn, channel_id), std::chrono::seconds(cfg_.delivery.send_timeout_s),
+  conn.send(
+      channel_id, std::move(reply_json), channels_.strand_for(conn, channel_id),
+      std::chrono::seconds(cfg_.delivery.send_timeout_s),
       [this, conn = conn.shared_from_this(), key, channel_id, message_id = m.message_id,
        conversation = std::move(conversation), done = std::move(done)](call_result r) mutable {
         finish_send(*conn, key, channel_id, std::move(message_id), std::move(conversation), std::move(r),
@@ -277,13 +273,9 @@ std::string outbound_service::delta(connector& conn, const std::string& channel_
   }
   if (first) clear_typing(conn, channel_id);  // visible text replaces the indicator (IM v2 §8)
   if (!conn.manifest()->delivery.can_edit) return "";
-  conn.call_async(
-      "update",
-      [channel_id, message_id, so_far = std::move(so_far)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_update(instance, call, {channel_id.data(), channel_id.size()},
-                                   {message_id.data(), message_id.size()}, {so_far.data(), so_far.size()});
-      },
-      channels_.strand_for(conn, channel_id), std::chrono::seconds(cfg_.tools.timeout_s),
+  conn.update(
+      channel_id, message_id, std::move(so_far), channels_.strand_for(conn, channel_id),
+      std::chrono::seconds(cfg_.tools.timeout_s),
       [id = conn.id(), channel_id](call_result r) {
         if (!r.ok) spdlog::warn("[plugin {}] channel {}: live update failed ({})", id, channel_id, r.code);
       });
@@ -315,14 +307,9 @@ void outbound_service::clear_typing(connector& conn, const std::string& channel_
 
 void outbound_service::call_activity(connector& conn, const std::string& channel_id, std::string status,
                                      std::string tool_name) {
-  conn.call_async(
-      "activity",
-      [channel_id, status = std::move(status), tool_name = std::move(tool_name)](const xconn_plugin_api& api,
-                                                                                 void* instance, xconn_call* call) {
-        api.xconn_plugin_on_activity(instance, call, {channel_id.data(), channel_id.size()},
-                                     {status.data(), status.size()}, {tool_name.data(), tool_name.size()});
-      },
-      channels_.strand_for(conn, channel_id), std::chrono::seconds(cfg_.tools.timeout_s),
+  conn.activity(
+      channel_id, std::move(status), std::move(tool_name), channels_.strand_for(conn, channel_id),
+      std::chrono::seconds(cfg_.tools.timeout_s),
       [id = conn.id(), channel_id](call_result r) {
         // Activity never fails a message (IM v2 §8): a failure is only logged.
         if (!r.ok) spdlog::debug("[plugin {}] channel {}: activity not shown ({})", id, channel_id, r.code);

@@ -18,6 +18,9 @@ namespace xconn {
 // Closed (dlclose) when the last holder lets go; every object that may call into the plugin holds it.
 struct plugin_library {
   boost::dll::shared_library library;
+  // The plugin's table as this host reads it: the plugin's own bytes up to its struct_size, every later hook
+  // NULL (a plugin built against an older 1.x header). api points here.
+  xconn_plugin_api table{};
   const xconn_plugin_api* api = nullptr;
   plugin_manifest manifest;
   std::filesystem::path file;  // the file in plugins.dir it came from
@@ -28,8 +31,9 @@ struct plugin_library {
 std::optional<std::string> file_sha256(const std::filesystem::path& file);
 
 // Copies file to cache_dir/<sha256>.so (a new build never aliases one already loaded), opens it
-// RTLD_LOCAL|RTLD_NOW, calls its entry with this host's API major and checks the table, the manifest and
-// that the manifest id equals the file name. The error is one line fit for the log.
+// RTLD_LOCAL|RTLD_NOW, calls its entry with this host's API major and checks the table (same major, at least a
+// 1.0 table, every Required hook, the Optional hooks its manifest's features need), the manifest and that the
+// manifest id equals the file name. The error is one line fit for the log.
 boost::system::result<std::shared_ptr<plugin_library>, std::string> load_plugin_library(
     const std::filesystem::path& file, const std::filesystem::path& cache_dir);
 

@@ -59,13 +59,8 @@ bool serve_plugin_route(server_context& ctx, const http_request& req, std::funct
   std::string query = q == std::string::npos ? std::string() : target.substr(q + 1);
   std::string method(req.method_string());
   std::string body = req.body();
-  conn->call_async(
-      "http",
-      [method, path, query, body](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_http(instance, call, {method.data(), method.size()}, {path.data(), path.size()},
-                                 {query.data(), query.size()}, {body.data(), body.size()});
-      },
-      conn->make_strand(), plugin_route_timeout,
+  conn->http(
+      std::move(method), std::move(path), std::move(query), std::move(body), conn->make_strand(), plugin_route_timeout,
       [req_head = http_request(req.base()), reply = std::move(reply)](call_result r) {
         reply(to_response(req_head, r));
       });

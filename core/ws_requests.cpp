@@ -66,12 +66,12 @@ bool ws_session::check_route(const packet_view& p, channel& c) {
   return false;
 }
 
-void ws_session::call_auth(const std::string& channel_id, connector::plugin_fn fn,
-                           std::function<void(call_result)> done) {
+connector::strand ws_session::auth_call_on(const std::string& channel_id) {
   ++in_flight_;  // answered through deliver_answer
-  connector_->call_async("auth", std::move(fn), ctx_.channels.strand_for(*connector_, channel_id),
-                         std::chrono::seconds(ctx_.cfg.tools.timeout_s), std::move(done));
+  return ctx_.channels.strand_for(*connector_, channel_id);
 }
+
+std::chrono::milliseconds ws_session::auth_timeout() const { return std::chrono::seconds(ctx_.cfg.tools.timeout_s); }
 
 void ws_session::on_channel_open(const packet_view& p) {
   auto [c, created] = ctx_.channels.open(*connector_, p.connector_channel_id.value_or(""), shared_from_this());
@@ -125,14 +125,8 @@ void ws_session::on_auth_start(const packet_view& p, const channel& c, const jso
   auto run_id = ctx_.channels.begin_auth(c.id, *flow_id);
   (*ack.payload)["auth_session_id"] = run_id;
   std::string input_json = input ? json::serialize(*input) : "{}";
-  call_auth(
-      c.id,
-      [channel_id = c.id, flow = std::string(*flow_id), run_id, input_json = std::move(input_json)](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_auth_start(instance, call, {channel_id.data(), channel_id.size()},
-                                       {flow.data(), flow.size()}, {run_id.data(), run_id.size()},
-                                       {input_json.data(), input_json.size()});
-      },
+  connector_->auth_start(
+      c.id, std::string(*flow_id), run_id, std::move(input_json), auth_call_on(c.id), auth_timeout(),
       [self = shared_from_this(), ack = std::move(ack), run_id, secrets = std::move(secrets)](call_result r) mutable {
         self->finish_auth(std::move(ack), std::move(run_id), std::move(secrets), std::move(r), false);
       });
@@ -241,13 +235,8 @@ void ws_session::on_auth_status(const packet_view& p, const channel& c, const js
       return send(encode_packet(ack));
     case auth_run_state::running: break;
   }
-  call_auth(
-      c.id,
-      [channel_id = c.id, flow = run->flow_id, id = run->id, refresh](const xconn_plugin_api& api, void* instance,
-                                                                      xconn_call* call) {
-        api.xconn_plugin_on_auth_status(instance, call, {channel_id.data(), channel_id.size()},
-                                        {flow.data(), flow.size()}, {id.data(), id.size()}, refresh ? 1 : 0);
-      },
+  connector_->auth_status(
+      c.id, run->flow_id, run->id, refresh, auth_call_on(c.id), auth_timeout(),
       [self = shared_from_this(), ack = std::move(ack), id = run->id](call_result r) mutable {
         self->finish_auth(std::move(ack), std::move(id), {}, std::move(r), true);
       });
@@ -279,13 +268,8 @@ void ws_session::on_auth_cancel(const packet_view& p, const channel& c, const js
   out["status"] = "canceled";
   out["auth_status"] = auth_status_of(c);
   out["message"] = "Authentication canceled";
-  call_auth(
-      c.id,
-      [channel_id = c.id, flow = run->flow_id, id = run->id](const xconn_plugin_api& api, void* instance,
-                                                             xconn_call* call) {
-        api.xconn_plugin_on_auth_cancel(instance, call, {channel_id.data(), channel_id.size()},
-                                        {flow.data(), flow.size()}, {id.data(), id.size()});
-      },
+  connector_->auth_cancel(
+      c.id, run->flow_id, run->id, auth_call_on(c.id), auth_timeout(),
       [self = shared_from_this(), ack = std::move(ack)](call_result r) mutable {
         // The run is over for xAgent whatever the plugin says; its trouble is for the log.
         if (!r.ok) spdlog::warn("[plugin {}] auth cancel: {}", self->connector_->id(), r.code);
@@ -296,11 +280,8 @@ void ws_session::on_auth_cancel(const packet_view& p, const channel& c, const js
 void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
   auto ack = reply_to(p, "auth.logout.ack");
   ack.payload = json::object{{"connector_channel_id", c.id}};
-  call_auth(
-      c.id,
-      [channel_id = c.id](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_auth_logout(instance, call, {channel_id.data(), channel_id.size()});
-      },
+  connector_->auth_logout(
+      c.id, auth_call_on(c.id), auth_timeout(),
       [self = shared_from_this(), ack = std::move(ack), channel_id = c.id](call_result r) mutable {
         if (!r.ok) {
           // The target login may still stand: keep the host's view as it is and say why.

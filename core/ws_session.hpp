@@ -81,9 +81,10 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   // Sends ack with c's descriptor once c's new state is durable; an error instead when it could not be
   // recorded (ec) or the channel is gone. Returns whether the ack went out. Any thread.
   bool deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec);
-  // One auth call into the plugin on the channel's strand, limited by tools.timeout_s; counts as in flight
-  // until its answer goes out through deliver_answer.
-  void call_auth(const std::string& channel_id, connector::plugin_fn fn, std::function<void(call_result)> done);
+  // Where an auth call into the plugin runs (the channel's strand) and its limit (tools.timeout_s). auth_call_on
+  // counts the call as in flight until its answer goes out through deliver_answer.
+  connector::strand auth_call_on(const std::string& channel_id);
+  std::chrono::milliseconds auth_timeout() const;
   // Turns a plugin's auth answer into the ack; records the run's end and the login.
   void finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets, call_result r,
                    bool for_status);

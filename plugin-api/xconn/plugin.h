@@ -11,6 +11,13 @@
  * Loading: the host opens {plugin_id}.so, looks up XCONN_PLUGIN_ENTRY_SYMBOL and calls it with its own
  * API major. The plugin returns its table (or NULL when it cannot serve that host). A table whose
  * api_major differs from the host's is refused with a log line and a health entry.
+ *
+ * Compatibility within a major: a plugin built against an older 1.x header keeps loading on a newer 1.x host.
+ * The host reads the plugin's table up to its struct_size (at least XCONN_PLUGIN_API_1_0_SIZE) and treats every
+ * hook past it as NULL. Each hook below is marked Required (the table is refused without it) or Optional (NULL
+ * is allowed; the host then does what the hook's comment says). A manifest that declares a feature needs the
+ * hooks that serve it (auth_flows: the four auth hooks; http_routes: on_http; delivery.can_edit: on_update;
+ * delivery.typing: on_activity). Fields are only ever appended, so an old table is a prefix of today's.
  */
 #ifndef XCONN_PLUGIN_H
 #define XCONN_PLUGIN_H
@@ -159,24 +166,30 @@ typedef struct xconn_plugin_api {
   /* Checks the plugin's own config section {"auth":{...},"config":{...},"route":{...},"policy":{...}}.
    * Returns 0 when valid; otherwise writes a NUL-terminated reason naming the key ("config.greeting:
    * must be a string") into error (at most error_capacity bytes) and returns non-zero. Never logs values. */
+  /* Required. */
   int (*xconn_plugin_on_validate_config)(xconn_str config_json, char* error, size_t error_capacity);
 
   /* Makes one instance with a validated config. OWNERSHIP: host stays owned by the host and outlives the
    * instance. Returns NULL on failure (after logging why through host). */
+  /* Required. */
   void* (*xconn_plugin_on_create)(const xconn_host_api* host, xconn_str config_json);
 
   /* Frees the instance. Called once, after stop completed or timed out, never concurrently with a call. */
+  /* Required. */
   void (*xconn_plugin_on_destroy)(void* instance);
 
   /* Opens connections, timers, listeners. The host allows 5 s. */
+  /* Required. */
   void (*xconn_plugin_on_start)(void* instance, xconn_call* call);
 
   /* Closes everything start opened; safe to call more than once. The host allows 5 s. */
+  /* Required. */
   void (*xconn_plugin_on_stop)(void* instance, xconn_call* call);
 
   /* Runs one tool on one channel. arguments_json is the raw payload.arguments object; context_json the
    * payload.context object ("{}" when absent). Completes with the result object, or an error whose code is
    * the plugin's stable business code. */
+  /* Required. */
   void (*xconn_plugin_on_invoke_tool)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                       xconn_str tool_id, xconn_str arguments_json, xconn_str context_json);
 
@@ -193,15 +206,19 @@ typedef struct xconn_plugin_api {
    * builds descriptors from: {"display_name", "account_hint", "tools": [{"tool_id", "status",
    * "target_permission_state"}]} (tools optional: absent means every card tool is available and granted).
    * Nothing here may hold a credential: the host refuses an answer that repeats a secret input. */
+  /* Optional (added after the first 1.0 table; needed when the card declares auth_flows). */
   void (*xconn_plugin_on_auth_start)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                      xconn_str flow_id, xconn_str auth_session_id, xconn_str input_json);
   /* refresh != 0: issue new material (a new QR code). Completes with an auth answer as above. */
+  /* Optional, with auth_start. */
   void (*xconn_plugin_on_auth_status)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                       xconn_str flow_id, xconn_str auth_session_id, int refresh);
   /* Abandons an unfinished flow run; the channel's existing login, if any, stays. Completes with {}. */
+  /* Optional, with auth_start. */
   void (*xconn_plugin_on_auth_cancel)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                       xconn_str flow_id, xconn_str auth_session_id);
   /* Signs the channel out of the target and clears its login material. Idempotent. Completes with {}. */
+  /* Optional, with auth_start. NULL: a sign-out has nothing to clear in the plugin. */
   void (*xconn_plugin_on_auth_logout)(void* instance, xconn_call* call, xconn_str connector_channel_id);
 
   /* Since 1.1. One outbound reply: the final chat.message of an assistant message. reply_json:
@@ -210,24 +227,33 @@ typedef struct xconn_plugin_api {
    *    "reply_to": {"id", "sender_id", "sender_name", "role"} (where the manifest declares chat)}
    * Completes with {"ok": bool, "error": code, "retryable": bool, "message", "external_key", "verified"}
    * (verified defaults to ok), or with an error (read as ok false). The host allows delivery.send_timeout_s. */
+  /* Optional. NULL: a final fails with not_supported (not retryable). */
   void (*xconn_plugin_on_send)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                xconn_str reply_json);
   /* Since 1.1. Only for a plugin whose manifest says delivery.can_edit: the assistant message so far, on each
    * new delta (create the target message on the first, edit it after). Completes with {}. */
+  /* Optional (needed with delivery.can_edit). */
   void (*xconn_plugin_on_update)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                  xconn_str message_id, xconn_str text_so_far);
   /* Since 1.1. Only for a plugin whose manifest says delivery.typing: status "thinking", "tool" (tool_name set)
    * or "idle". The host sends "idle" itself on a final, the first delta, or its local timeout. Completes with {}. */
+  /* Optional (needed with delivery.typing). */
   void (*xconn_plugin_on_activity)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                    xconn_str status, xconn_str tool_name);
   /* Since 1.1. One request to a route the manifest declares in http_routes, below the connector's base path
    * (path "/inject"). The host has checked the method and, unless the route is public, the API key; query is
    * the raw query string. Completes with {"status": 100-599, "content_type", "body" (a string)}. */
+  /* Optional (needed with http_routes). NULL: the route answers 501. */
   void (*xconn_plugin_on_http)(void* instance, xconn_call* call, xconn_str method, xconn_str path,
                                xconn_str query, xconn_str body);
   /* Since 1.1. The last channel holding consumer_key let go of it: stop that consumer. Completes with {}. */
+  /* Optional. NULL: nothing to stop. */
   void (*xconn_plugin_on_consumer_stop)(void* instance, xconn_call* call, xconn_str consumer_key);
 } xconn_plugin_api;
+
+/* The size of a 1.0 plugin table (through xconn_plugin_on_invoke_tool): the smallest table a 1.x host accepts. */
+#define XCONN_PLUGIN_API_1_0_SIZE \
+  (offsetof(xconn_plugin_api, xconn_plugin_on_invoke_tool) + sizeof(((xconn_plugin_api*)0)->xconn_plugin_on_invoke_tool))
 
 /* The one exported symbol. host_api_major lets a plugin that serves several majors pick its table. */
 typedef const xconn_plugin_api* (*xconn_plugin_entry_fn)(uint32_t host_api_major);
