@@ -1,7 +1,7 @@
 // A store of a benchmark's own, in a fresh folder under /tmp (a real disk: commits really fsync), removed after.
 #pragma once
 
-#include "core/store.hpp"
+#include "core/store/store.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,9 +1,9 @@
 // The idempotency lookup of a side-effect tool.invoke (tool_calls::run_once: key hash, LMDB read, record parse)
 // against a std::unordered_map find of the same caller keys, the floor of any lookup, with the bare store::get
 // between them; hits (a replayed ack) and misses (a first call) among 10,000 and 100,000 remembered records.
-#include "core/ids.hpp"
-#include "core/store.hpp"
-#include "core/tool_calls.hpp"
+#include "core/base/ids.hpp"
+#include "core/store/store.hpp"
+#include "core/channels/tool_calls.hpp"
 
 #include <benchmark/benchmark.h>
 

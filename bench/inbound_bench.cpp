@@ -1,10 +1,10 @@
 // The host's per-message cost of one inbound message as inbound_service handles it (record encode, queue add,
 // commit, send, ack, erase), in memory and with its LMDB writes group committed, beside the floors it builds on:
 // a std::deque push/pop of the same message and the record encode alone.
-#include "core/ids.hpp"
-#include "core/inbound_service.hpp"
-#include "core/inbox.hpp"
-#include "core/store.hpp"
+#include "core/base/ids.hpp"
+#include "core/messaging/inbound_service.hpp"
+#include "core/messaging/inbox.hpp"
+#include "core/store/store.hpp"
 #include "bench_store.hpp"
 
 #include <benchmark/benchmark.h>

@@ -1,6 +1,6 @@
 // Envelope decoding against a full Boost.JSON DOM parse of the same frame (the ratio is what matters: both run
 // in the same process on the same machine), and encoding a typical ack against appending its bytes by hand.
-#include "core/packet.hpp"
+#include "core/wire/packet.hpp"
 
 #include <benchmark/benchmark.h>
 #include <boost/json/parse.hpp>

@@ -1,5 +1,5 @@
 // Group commit vs one fsync per write: the reason the store has a single batching writer thread.
-#include "core/store.hpp"
+#include "core/store/store.hpp"
 #include "bench_store.hpp"
 
 #include <benchmark/benchmark.h>

@@ -1,4 +1,4 @@
-#include "core/api_keys.hpp"
+#include "core/base/api_keys.hpp"
 
 #include <gtest/gtest.h>
 

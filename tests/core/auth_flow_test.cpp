@@ -1,4 +1,4 @@
-#include "core/auth_flow.hpp"
+#include "core/channels/auth_flow.hpp"
 
 #include <gtest/gtest.h>
 

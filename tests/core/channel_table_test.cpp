@@ -1,4 +1,4 @@
-#include "core/channel_table.hpp"
+#include "core/channels/channel_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/config.hpp"
+#include "core/base/config.hpp"
 
 #include <gtest/gtest.h>
 

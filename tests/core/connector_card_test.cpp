@@ -1,4 +1,4 @@
-#include "core/connector_card.hpp"
+#include "core/plugin_host/connector_card.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // connector_id offline leases on a hand-driven clock: start, cancel, expiry, several sockets on one id, and
 // what a restart keeps (seed 000 "Connector Server offline lease").
-#include "core/connector_leases.hpp"
+#include "core/channels/connector_leases.hpp"
 
 #include <gtest/gtest.h>
 

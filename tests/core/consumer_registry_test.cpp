@@ -1,7 +1,7 @@
 // Shared-consumer references (spec "Connector Server Offline Lease", third owner): counted per plugin and
 // consumer key, idempotent per channel, the last release reported exactly once, and the same counts after a
 // restart from LMDB.
-#include "core/consumer_registry.hpp"
+#include "core/channels/consumer_registry.hpp"
 
 #include "support/test_support.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/delta_buffer.hpp"
+#include "core/messaging/delta_buffer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/descriptor.hpp"
+#include "core/channels/descriptor.hpp"
 
 #include <gtest/gtest.h>
 

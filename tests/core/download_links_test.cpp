@@ -1,10 +1,10 @@
 // Signed download URLs (protocol.md §5) over a real LMDB store: the secret is created once and persists, the URL
 // has the documented shape and never carries the secret, and any edit of plugin, ref, expiry or signature (or an
 // expiry that passed or does not parse) fails verification. Also the digests they rest on (crypto.hpp).
-#include "core/download_links.hpp"
+#include "core/files/download_links.hpp"
 
-#include "core/crypto.hpp"
-#include "core/ids.hpp"
+#include "core/base/crypto.hpp"
+#include "core/base/ids.hpp"
 #include "support/test_support.hpp"
 
 #include <gtest/gtest.h>

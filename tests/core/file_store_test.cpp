@@ -2,10 +2,10 @@
 // boundaries, names are cleaned, malformed / incomplete / expired files are never served, oversize, aborted and
 // abandoned uploads leave nothing behind, removal, expiry and channel drops erase exactly what they should, a
 // crash mid-upload is cleaned up by load(), and a fast producer is paced by the backlog.
-#include "core/file_store.hpp"
+#include "core/files/file_store.hpp"
 
-#include "core/crypto.hpp"
-#include "core/ids.hpp"
+#include "core/base/crypto.hpp"
+#include "core/base/ids.hpp"
 #include "support/test_support.hpp"
 
 #include <gtest/gtest.h>

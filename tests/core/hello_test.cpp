@@ -1,4 +1,4 @@
-#include "core/hello.hpp"
+#include "core/wire/hello.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/ids.hpp"
+#include "core/base/ids.hpp"
 
 #include <gtest/gtest.h>
 

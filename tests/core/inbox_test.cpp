@@ -1,7 +1,7 @@
 // One channel's inbound queue on a hand-driven clock: order, the window, redelivery and its backoff, acks,
 // context groups, the cap, expiry that restarts never extend, and the msg_id window across a reload.
-#include "core/emit_message.hpp"
-#include "core/inbox.hpp"
+#include "core/messaging/emit_message.hpp"
+#include "core/messaging/inbox.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 
 #include <gtest/gtest.h>
 

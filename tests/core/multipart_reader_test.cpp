@@ -1,4 +1,4 @@
-#include "core/multipart_reader.hpp"
+#include "core/files/multipart_reader.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/packet.hpp"
+#include "core/wire/packet.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>

@@ -1,4 +1,4 @@
-#include "core/plugin_manifest.hpp"
+#include "core/plugin_host/plugin_manifest.hpp"
 
 #include <gtest/gtest.h>
 

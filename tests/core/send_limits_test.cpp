@@ -1,4 +1,4 @@
-#include "core/send_limits.hpp"
+#include "core/messaging/send_limits.hpp"
 
 #include <gtest/gtest.h>
 

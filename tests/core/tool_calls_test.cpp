@@ -1,6 +1,6 @@
-#include "core/tool_calls.hpp"
+#include "core/channels/tool_calls.hpp"
 
-#include "core/ids.hpp"
+#include "core/base/ids.hpp"
 #include "support/test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Auth flows on the real server with echo's echo_token and echo_qr_login (spec §8.7-8.14; protocol.md §3;
 // docs/protocol.md "Auth flows"; plugin-contract.md "The reference plugin echo").
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"

@@ -1,5 +1,5 @@
 // The control plane on the real server: card, skill, capability, health, /connectors, keys.
-#include "core/control_plane.hpp"
+#include "core/control/control_plane.hpp"
 
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"

@@ -1,6 +1,6 @@
 // A misbehaving plugin (tests/plugins/fixtures/faulty.cpp) on the real server: its faults reach xAgent as the
 // protocol's errors, the socket stays usable, a hang shows in /health, and a leaked secret is withheld.
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"

@@ -1,5 +1,5 @@
 // The data-plane handshake on the real server with a real WebSocket client (spec §6-8.2, protocol.md §2).
-#include "core/ws_session.hpp"
+#include "core/dataplane/ws_session.hpp"
 
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"

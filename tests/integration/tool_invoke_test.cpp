@@ -1,7 +1,7 @@
 // tool.invoke on the real server with echo's tools: routing by the envelope only, the checks before the plugin
 // runs, business errors, timeouts, acks out of order, many in flight, idempotency of side-effect tools
 // (spec §8.18-8.19, §10; protocol.md §3; docs/protocol.md "Tools").
-#include "core/ws_session.hpp"
+#include "core/dataplane/ws_session.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"

@@ -1,6 +1,6 @@
 // Real .so files in plugins.dir, loaded by the real server: good ones serve, bad ones are refused with one
 // clear reason and the server keeps serving.
-#include "core/connector_registry.hpp"
+#include "core/plugin_host/connector_registry.hpp"
 
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"

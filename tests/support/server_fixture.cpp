@@ -1,6 +1,6 @@
 #include "support/server_fixture.hpp"
 
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

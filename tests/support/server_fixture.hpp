@@ -1,8 +1,8 @@
 // The real server, in this process, on 127.0.0.1 port 0 with a fresh store and plugin folder.
 #pragma once
 
-#include "core/config.hpp"
-#include "core/server.hpp"
+#include "core/base/config.hpp"
+#include "core/app/server.hpp"
 #include "support/test_support.hpp"
 
 #include <functional>

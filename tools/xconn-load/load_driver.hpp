@@ -6,7 +6,7 @@
 #include "load_socket.hpp"
 #include "payload_fields.hpp"
 
-#include "core/packet.hpp"
+#include "core/wire/packet.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>

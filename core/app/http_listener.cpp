@@ -1,0 +1,52 @@
+#include "core/app/http_listener.hpp"
+
+#include "core/app/http_session.hpp"
+
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <spdlog/spdlog.h>
+
+namespace xconn {
+namespace beast = boost::beast;
+
+http_listener::http_listener(boost::asio::io_context& io, server_context& ctx)
+    : io_(io), acceptor_(boost::asio::make_strand(io)), ctx_(ctx) {}
+
+std::string http_listener::open(const boost::asio::ip::tcp::endpoint& endpoint) {
+  beast::error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(boost::asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+  if (ec) return "cannot listen on " + endpoint.address().to_string() + ":" + std::to_string(endpoint.port()) +
+                 ": " + ec.message();
+  return {};
+}
+
+void http_listener::run() { do_accept(); }
+
+void http_listener::close() {
+  boost::asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ec;
+    self->acceptor_.close(ec);
+  });
+}
+
+void http_listener::do_accept() {
+  acceptor_.async_accept(boost::asio::make_strand(io_),
+                         beast::bind_front_handler(&http_listener::on_accept, shared_from_this()));
+}
+
+void http_listener::on_accept(beast::error_code ec, boost::asio::ip::tcp::socket socket) {
+  if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;
+  if (!ec) {
+    beast::error_code nd;
+    socket.set_option(boost::asio::ip::tcp::no_delay(true), nd);
+    std::make_shared<http_session>(std::move(socket), ctx_)->run();
+  } else {
+    spdlog::warn("accept: {}", ec.message());
+  }
+  do_accept();
+}
+
+}  // namespace xconn

@@ -1,0 +1,81 @@
+// xconnd: the Connector Server daemon.
+#include "core/base/config.hpp"
+#include "core/base/log.hpp"
+#include "core/app/server.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <pthread.h>
+#include <string>
+
+namespace {
+
+void usage() {
+  std::fputs(
+      "usage: xconnd [--config FILE] [--check-config]\n"
+      "  --config FILE    the YAML configuration (default conf/xconnd.yaml)\n"
+      "  --check-config   validate the configuration and exit\n"
+      "  --version        print the version and exit\n",
+      stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path = "conf/xconnd.yaml";
+  bool check_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (arg == "--check-config") {
+      check_only = true;
+    } else if (arg == "--version") {
+      std::printf("xconnd %s (%s)\n", XCONN_VERSION, XCONN_GIT_REV);
+      return 0;
+    } else {
+      usage();
+      return arg == "--help" || arg == "-h" ? 0 : 2;
+    }
+  }
+
+  xconn::log::init();
+  auto cfg = xconn::load_config(config_path);
+  if (!cfg) {
+    spdlog::error("config error: {}", cfg.error().what());
+    return 2;
+  }
+  for (const auto& key : cfg->server.api_keys) xconn::log::add_secret(key);
+  if (check_only) {
+    spdlog::info("config ok: {}", config_path);
+    return 0;
+  }
+
+  // Signals are taken by this thread alone (sigwait), so every thread started later blocks them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reload plugins (architecture.md, "Hot reload")
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  xconn::server server(std::move(*cfg));
+  if (auto err = server.start(); !err.empty()) {
+    spdlog::error("cannot start: {}", err);
+    return 1;
+  }
+  if (!server.key_file().empty())
+    spdlog::info("API key: generated on first start, kept in {} (mode 0600); xAgent sends it as "
+                 "'Authorization: Bearer <key>'",
+                 server.key_file());
+  int sig = 0;
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    spdlog::info("SIGHUP: comparing plugins.dir with what is loaded");
+    server.rescan_plugins();
+  }
+  spdlog::info("signal {} received", strsignal(sig));
+  server.stop();
+  return 0;
+}

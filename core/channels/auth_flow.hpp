@@ -1,0 +1,40 @@
+// Auth flows as the card declares them (spec §4.1 auth_flows, §8.7-8.10): the host's checks of form input
+// before a plugin sees it, and of a plugin's answer before xAgent sees it.
+#pragma once
+
+#include "core/plugin_host/plugin_manifest.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/system/result.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xconn {
+
+// The card's flow with this id, or null.
+const boost::json::object* find_auth_flow(const plugin_manifest& manifest, std::string_view flow_id);
+
+// Checks input (null when absent) against the flow: a form needs every required field as a non-empty string
+// and no undeclared field; a qr_login flow takes none. Returns "" when valid, else a reason that names the
+// field and never its value. Appends the values of secret and password fields to secrets.
+std::string check_auth_input(const boost::json::object& flow, const boost::json::object* input,
+                             std::vector<std::string>& secrets);
+
+// A plugin's auth answer (plugin.h): its status and the display fields xAgent may see.
+struct auth_answer {
+  std::string status;
+  boost::json::object fields;  // qr_code_text, qr_code_image, expires_at, poll_interval_millis, message
+  std::optional<boost::json::object> binding;  // with authenticated
+};
+
+// for_status: auth.status may also answer "unauthenticated". The error says what is wrong, for the log.
+boost::system::result<auth_answer, std::string> parse_auth_answer(std::string_view json, bool for_status);
+
+// Whether text contains any of the secrets. Only secrets of at least 8 bytes count: a shorter one ("echo",
+// "user") turns up in ordinary display text, and refusing such answers would lock its owner out.
+bool mentions_secret(std::string_view text, const std::vector<std::string>& secrets);
+
+}  // namespace xconn

@@ -1,0 +1,244 @@
+#include "core/channels/channel_service.hpp"
+
+#include "core/channels/descriptor.hpp"
+#include "core/wire/packet.hpp"
+
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace xconn {
+namespace json = boost::json;
+
+channel_service::channel_service(store& db, const config& cfg, connector_registry& connectors,
+                                 boost::asio::io_context& io, channel_table::now_fn now)
+    : db_(db),
+      cfg_(cfg),
+      connectors_(connectors),
+      io_(io),
+      table_(std::chrono::seconds(cfg.leases.unauthenticated_channel_s), std::move(now)),
+      calls_(db, std::chrono::seconds(cfg.tools.idempotency_s)),
+      sweep_timer_(io) {}
+
+std::size_t channel_service::load() {
+  std::size_t n = 0;
+  std::lock_guard lock(mutex_);
+  db_.scan(database, "", [&](std::string_view key, std::string_view value) {
+    if (auto c = channel::from_record(key, value)) {
+      table_.restore(std::move(*c));
+      ++n;
+    } else {
+      spdlog::warn("channel record {} is unreadable; skipped", key);
+    }
+    return true;
+  });
+  return n;
+}
+
+void channel_service::start() { schedule_sweep(); }
+
+void channel_service::stop() {
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
+  sweep_timer_.cancel();
+}
+
+void channel_service::schedule_sweep() {
+  // Often enough that a temporary channel lives at most a quarter longer than its lease.
+  auto period = std::clamp<std::chrono::milliseconds>(
+      std::chrono::seconds(cfg_.leases.unauthenticated_channel_s) / 4, std::chrono::milliseconds(250),
+      std::chrono::seconds(30));
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  sweep_timer_.expires_after(period);
+  sweep_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    sweep();
+    schedule_sweep();
+  });
+}
+
+void channel_service::sweep() {
+  std::vector<std::string> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    dropped = table_.expire();
+    for (const auto& id : dropped) strands_.erase(id);
+  }
+  if (!dropped.empty()) spdlog::debug("{} temporary channels expired", dropped.size());
+  if (!dropped.empty() && dropped_) dropped_(dropped);
+  calls_.sweep();
+}
+
+void channel_service::push_descriptors(const std::string& plugin_id) {
+  auto conn = connectors_.find(plugin_id);
+  if (!conn) return;
+  std::vector<channel> routed;
+  {
+    std::lock_guard lock(mutex_);
+    routed = table_.routed(plugin_id);
+  }
+  for (const auto& c : routed)
+    if (c.authenticated) push_descriptor(*conn, c.id);
+}
+
+std::pair<channel, bool> channel_service::open(const connector& conn, std::string_view requested,
+                                               const std::shared_ptr<channel_route>& route) {
+  std::pair<channel, bool> out;
+  bool owner_moved = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto* before = requested.empty() ? nullptr : table_.find(requested);
+    std::string old_owner = before ? before->owner : std::string();
+    out = table_.open(conn.id(), requested, route->connector_id(), route);
+    owner_moved = !out.second && out.first.persistent && old_owner != out.first.owner;
+  }
+  if (owner_moved) persist(out.first);
+  return out;
+}
+
+route_check channel_service::check(std::string_view id, std::string_view plugin_id, const channel_route* route,
+                                   channel* out) {
+  std::lock_guard lock(mutex_);
+  return table_.check(id, plugin_id, route, out);
+}
+
+bool channel_service::close(std::string_view id, const channel_route* route) {
+  std::lock_guard lock(mutex_);
+  return table_.close(id, route);
+}
+
+void channel_service::authenticate(std::string_view id, json::object binding, channel_done done) {
+  std::optional<channel> c;
+  {
+    std::lock_guard lock(mutex_);
+    c = table_.authenticate(id, std::move(binding));
+  }
+  if (!c) return done(std::nullopt, {});
+  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); });
+}
+
+void channel_service::logout(std::string_view id, channel_done done) {
+  std::optional<channel> c;
+  {
+    std::lock_guard lock(mutex_);
+    c = table_.logout(id);
+  }
+  if (!c) return done(std::nullopt, {});
+  if (!c->persistent) return done(c, {});
+  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); });
+}
+
+std::string channel_service::begin_auth(std::string_view channel_id, std::string_view flow_id) {
+  std::lock_guard lock(mutex_);
+  return table_.begin_auth(channel_id, flow_id);
+}
+
+std::optional<auth_run> channel_service::find_auth(std::string_view channel_id, std::string_view auth_session_id) {
+  std::lock_guard lock(mutex_);
+  return table_.find_auth(channel_id, auth_session_id);
+}
+
+void channel_service::end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code) {
+  std::lock_guard lock(mutex_);
+  table_.end_auth(auth_session_id, state, std::move(failure_code));
+}
+
+std::optional<json::object> channel_service::descriptor(const connector& conn, const channel& c,
+                                                        const std::vector<std::string>& profiles) {
+  bool running = false;
+  {
+    std::lock_guard lock(mutex_);
+    running = table_.auth_running(c.id);
+  }
+  auto manifest = conn.manifest();
+  auto d = build_descriptor({*manifest, c, profiles, conn.health().health, running});
+  if (auto why = descriptor_violation(d, *manifest, c.id); !why.empty()) {
+    spdlog::error("[plugin {}] descriptor of {} withheld: {}", conn.id(), c.id, why);
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::string channel_service::tool_status(const connector& conn, const channel& c,
+                                         const std::vector<std::string>& profiles, std::string_view tool_id) {
+  return std::string(xconn::tool_status({*conn.manifest(), c, profiles}, tool_id));
+}
+
+void channel_service::push_descriptor(const connector& conn, std::string_view channel_id) {
+  std::optional<channel> c;
+  std::shared_ptr<channel_route> route;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto* found = table_.find(channel_id)) {
+      c = *found;
+      route = found->route.lock();
+    }
+  }
+  if (!c || !route) return;
+  auto d = descriptor(conn, *c, route->profiles());
+  if (!d) return;
+  outgoing_packet push;
+  push.type = "connection.descriptor.push";
+  push.connector_channel_id = c->id;
+  push.payload = json::object{{"connection_descriptor", std::move(*d)}};
+  route->push(encode_packet(push));
+}
+
+std::pair<std::size_t, std::size_t> channel_service::counts(std::string_view plugin_id) {
+  std::lock_guard lock(mutex_);
+  return table_.counts(plugin_id);
+}
+
+void channel_service::remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done) {
+  write_batch batch;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& id : ids) {
+      table_.erase(id);
+      strands_.erase(id);
+      batch.erase(std::string(database), id);
+    }
+  }
+  if (dropped_) dropped_(ids);
+  db_.write(std::move(batch), [done = std::move(done)](std::error_code ec) {
+    if (ec) spdlog::error("deregistered channels could not be erased: {}", ec.message());
+    if (done) done(ec);
+  });
+}
+
+std::vector<channel> channel_service::owned_by(std::string_view connector_id) {
+  std::lock_guard lock(mutex_);
+  return table_.owned_by(connector_id);
+}
+
+std::vector<std::string> channel_service::owners() {
+  std::lock_guard lock(mutex_);
+  return table_.owners();
+}
+
+std::optional<channel_service::route_info> channel_service::route_of(std::string_view channel_id) {
+  std::lock_guard lock(mutex_);
+  const auto* c = table_.find(channel_id);
+  if (!c) return std::nullopt;
+  return route_info{c->plugin_id, c->route.lock(), c->authenticated};
+}
+
+connector::strand channel_service::strand_for(connector& conn, std::string_view channel_id) {
+  std::lock_guard lock(mutex_);
+  auto it = strands_.find(channel_id);
+  if (it == strands_.end()) it = strands_.emplace(std::string(channel_id), conn.make_strand()).first;
+  return it->second;
+}
+
+void channel_service::persist(const channel& c, std::function<void(std::error_code)> done) {
+  write_batch batch;
+  batch.put(std::string(database), c.id, json::serialize(c.to_record()));
+  db_.write(std::move(batch), [id = c.id, done = std::move(done)](std::error_code ec) {
+    if (ec) spdlog::error("channel {} could not be saved: {}", id, ec.message());
+    if (done) done(ec);
+  });
+}
+
+}  // namespace xconn

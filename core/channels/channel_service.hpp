@@ -1,0 +1,108 @@
+// The channels of the whole server, shared by every data-plane socket: the channel table behind one mutex,
+// its durable records in LMDB, a plugin-pool strand per channel, the idempotency log of side-effect tools, the
+// sweep of temporary channels, and descriptor pushes when a plugin's health changes.
+#pragma once
+
+#include "core/channels/channel_table.hpp"
+#include "core/base/config.hpp"
+#include "core/plugin_host/connector.hpp"
+#include "core/plugin_host/connector_registry.hpp"
+#include "core/store/store.hpp"
+#include "core/channels/tool_calls.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace xconn {
+
+class channel_service {
+ public:
+  static constexpr std::string_view database = "channels";
+  using channel_done = std::function<void(std::optional<channel>, std::error_code)>;
+
+  channel_service(store& db, const config& cfg, connector_registry& connectors, boost::asio::io_context& io,
+                  channel_table::now_fn now = channel_table::clock::now);
+
+  // Reads the persisted channels back; returns how many. Before any socket is served.
+  std::size_t load();
+  // Starts (stops) the periodic sweep of temporary channels and expired tool records.
+  void start();
+  void stop();
+  // Pushes the descriptors of a plugin's routed channels again (its health or its card changed). Any thread.
+  void push_descriptors(const std::string& plugin_id);
+
+  std::pair<channel, bool> open(const connector& conn, std::string_view requested,
+                                const std::shared_ptr<channel_route>& route);
+  route_check check(std::string_view id, std::string_view plugin_id, const channel_route* route,
+                    channel* out = nullptr);
+  bool close(std::string_view id, const channel_route* route);
+  // Both report the channel's new state once its record is durable (done runs on the store's writer thread).
+  void authenticate(std::string_view id, boost::json::object binding, channel_done done);
+  void logout(std::string_view id, channel_done done);
+
+  std::string begin_auth(std::string_view channel_id, std::string_view flow_id);
+  std::optional<auth_run> find_auth(std::string_view channel_id, std::string_view auth_session_id);
+  void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
+
+  // The descriptor of c as a socket that negotiated profiles sees it, checked; nullopt (logged) when the
+  // host would send something the spec forbids.
+  std::optional<boost::json::object> descriptor(const connector& conn, const channel& c,
+                                                const std::vector<std::string>& profiles);
+  // Sends connection.descriptor.push to the channel's route, if it has one.
+  void push_descriptor(const connector& conn, std::string_view channel_id);
+  // The tool's status on the channel as the descriptor would show it.
+  std::string tool_status(const connector& conn, const channel& c, const std::vector<std::string>& profiles,
+                          std::string_view tool_id);
+
+  // Where a channel's pushes go now: its plugin and its route (null when no socket has it open); nullopt when
+  // there is no such channel.
+  struct route_info {
+    std::string plugin_id;
+    std::shared_ptr<channel_route> route;
+    bool authenticated = false;
+  };
+  std::optional<route_info> route_of(std::string_view channel_id);
+  // Forced deregistration (leases): the channels, their records and auth runs go; the dropped listener hears
+  // of them. done runs once the erase is durable (on the store's writer thread).
+  void remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done = {});
+  std::vector<channel> owned_by(std::string_view connector_id);
+  std::vector<std::string> owners();
+
+  // Told of channels that ended (temporary ones dropped by the sweep), outside the lock. Set before start.
+  void on_dropped(std::function<void(const std::vector<std::string>&)> listener) { dropped_ = std::move(listener); }
+
+  // Calls into the plugin for one channel run one at a time on this strand.
+  connector::strand strand_for(connector& conn, std::string_view channel_id);
+  tool_calls& calls() { return calls_; }
+  // Routed and signed-in channels of a plugin, for /health.
+  std::pair<std::size_t, std::size_t> counts(std::string_view plugin_id);
+  // Runs the sweep now (tests; the timer runs it periodically).
+  void sweep();
+
+ private:
+  void persist(const channel& c, std::function<void(std::error_code)> done = {});
+  void schedule_sweep();
+
+  store& db_;
+  const config& cfg_;
+  connector_registry& connectors_;
+  boost::asio::io_context& io_;
+  std::mutex mutex_;
+  channel_table table_;
+  std::map<std::string, connector::strand, std::less<>> strands_;
+  tool_calls calls_;
+  boost::asio::steady_timer sweep_timer_;
+  bool stopped_ = false;
+  std::function<void(const std::vector<std::string>&)> dropped_;
+};
+
+}  // namespace xconn

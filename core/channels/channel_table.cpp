@@ -1,0 +1,225 @@
+#include "core/channels/channel_table.hpp"
+
+#include <algorithm>
+
+#include "core/base/ids.hpp"
+
+#include <boost/json.hpp>
+
+namespace xconn {
+namespace json = boost::json;
+
+std::string_view error_code_for(route_check r) {
+  switch (r) {
+    case route_check::ok: return "";
+    case route_check::id_required: return "connector_channel_id_required";
+    case route_check::not_found: return "connection_not_found";
+    case route_check::other_plugin: return "connector_channel_connector_mismatch";
+    case route_check::not_open: return "channel_not_open";
+  }
+  return "channel_not_open";
+}
+
+json::object channel::to_record() const {
+  json::object r{{"plugin_id", plugin_id}, {"owner", owner}, {"authenticated", authenticated}, {"created_at", created_at}};
+  if (authenticated) r["binding"] = binding;
+  return r;
+}
+
+std::optional<channel> channel::from_record(std::string_view id, std::string_view text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto& o = v.as_object();
+  auto* plugin = o.if_contains("plugin_id");
+  auto* owner = o.if_contains("owner");
+  auto* authenticated = o.if_contains("authenticated");
+  if (!plugin || !plugin->is_string() || !owner || !owner->is_string() || !authenticated || !authenticated->is_bool())
+    return std::nullopt;
+  channel c;
+  c.id = id;
+  c.plugin_id = plugin->as_string();
+  c.owner = owner->as_string();
+  c.persistent = true;
+  c.authenticated = authenticated->as_bool();
+  if (auto* b = o.if_contains("binding"); b && b->is_object()) c.binding = b->as_object();
+  if (auto* t = o.if_contains("created_at"); t && t->is_int64()) c.created_at = t->as_int64();
+  return c;
+}
+
+channel_table::channel_table(std::chrono::seconds unauthenticated_ttl, now_fn now)
+    : ttl_(unauthenticated_ttl), now_(std::move(now)) {}
+
+std::pair<channel, bool> channel_table::open(std::string_view plugin_id, std::string_view requested, std::string owner,
+                                             std::weak_ptr<channel_route> route) {
+  auto it = requested.empty() ? channels_.end() : channels_.find(requested);
+  bool created = it == channels_.end() || it->second.plugin_id != plugin_id;
+  if (created) {
+    channel c;
+    c.id = random_id("cch_");
+    c.plugin_id = plugin_id;
+    c.created_at = unix_ms();
+    it = channels_.emplace(c.id, std::move(c)).first;
+  }
+  auto& c = it->second;
+  c.owner = std::move(owner);
+  c.route = std::move(route);
+  c.last_used = now_();
+  return {c, created};
+}
+
+void channel_table::restore(channel c) {
+  c.last_used = now_();
+  std::string id = c.id;
+  channels_.insert_or_assign(std::move(id), std::move(c));
+}
+
+route_check channel_table::check(std::string_view id, std::string_view plugin_id, const channel_route* route,
+                                 channel* out) {
+  if (id.empty()) return route_check::id_required;
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return route_check::not_found;
+  auto& c = it->second;
+  if (c.plugin_id != plugin_id) return route_check::other_plugin;
+  auto current = c.route.lock();
+  if (!current || current.get() != route) return route_check::not_open;
+  c.last_used = now_();
+  if (out) *out = c;
+  return route_check::ok;
+}
+
+const channel* channel_table::find(std::string_view id) const {
+  auto it = channels_.find(id);
+  return it == channels_.end() ? nullptr : &it->second;
+}
+
+bool channel_table::close(std::string_view id, const channel_route* route) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return false;
+  auto current = it->second.route.lock();
+  if (!current || current.get() != route) return false;
+  it->second.route.reset();
+  it->second.last_used = now_();
+  return true;
+}
+
+std::optional<channel> channel_table::authenticate(std::string_view id, json::object binding) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return std::nullopt;
+  auto& c = it->second;
+  c.authenticated = true;
+  c.persistent = true;
+  c.binding = std::move(binding);
+  c.last_used = now_();
+  return c;
+}
+
+std::optional<channel> channel_table::logout(std::string_view id) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return std::nullopt;
+  auto& c = it->second;
+  c.authenticated = false;
+  c.binding.clear();
+  c.last_used = now_();
+  for (auto& [run_id, run] : runs_)
+    if (run.channel_id == id && run.state == auth_run_state::running) {
+      run.state = auth_run_state::canceled;
+      run.last_used = c.last_used;
+    }
+  return c;
+}
+
+std::vector<std::string> channel_table::expire() {
+  auto now = now_();
+  std::vector<std::string> dropped;
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    if (!it->second.persistent && now - it->second.last_used >= ttl_) {
+      dropped.push_back(it->first);
+      it = channels_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    bool channel_gone = !channels_.contains(it->second.channel_id);
+    bool ended_long_ago = it->second.state != auth_run_state::running && now - it->second.last_used >= ended_run_kept;
+    // A run nobody asked about for as long as an unused temporary channel lives is abandoned.
+    bool abandoned = now - it->second.last_used >= std::max<std::chrono::seconds>(ttl_, ended_run_kept);
+    it = channel_gone || ended_long_ago || abandoned ? runs_.erase(it) : std::next(it);
+  }
+  return dropped;
+}
+
+bool channel_table::erase(std::string_view id) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return false;
+  channels_.erase(it);
+  for (auto run = runs_.begin(); run != runs_.end();)
+    run = run->second.channel_id == id ? runs_.erase(run) : std::next(run);
+  return true;
+}
+
+std::vector<channel> channel_table::owned_by(std::string_view connector_id) const {
+  std::vector<channel> out;
+  for (const auto& [id, c] : channels_)
+    if (c.owner == connector_id) out.push_back(c);
+  return out;
+}
+
+std::vector<std::string> channel_table::owners() const {
+  std::vector<std::string> out;
+  for (const auto& [id, c] : channels_)
+    if (!c.owner.empty() && std::find(out.begin(), out.end(), c.owner) == out.end()) out.push_back(c.owner);
+  return out;
+}
+
+std::string channel_table::begin_auth(std::string_view channel_id, std::string_view flow_id) {
+  auth_run run;
+  run.id = random_id("auth_");
+  run.channel_id = channel_id;
+  run.flow_id = flow_id;
+  run.last_used = now_();
+  std::string id = run.id;
+  runs_.emplace(id, std::move(run));
+  return id;
+}
+
+std::optional<auth_run> channel_table::find_auth(std::string_view channel_id, std::string_view auth_session_id) {
+  auto it = runs_.find(auth_session_id);
+  if (it == runs_.end() || it->second.channel_id != channel_id) return std::nullopt;
+  it->second.last_used = now_();
+  return it->second;
+}
+
+void channel_table::end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code) {
+  auto it = runs_.find(auth_session_id);
+  if (it == runs_.end()) return;
+  it->second.state = state;
+  it->second.failure_code = std::move(failure_code);
+  it->second.last_used = now_();
+}
+
+bool channel_table::auth_running(std::string_view channel_id) const {
+  for (const auto& [id, run] : runs_)
+    if (run.channel_id == channel_id && run.state == auth_run_state::running) return true;
+  return false;
+}
+
+std::vector<channel> channel_table::routed(std::string_view plugin_id) const {
+  std::vector<channel> out;
+  for (const auto& [id, c] : channels_)
+    if (c.plugin_id == plugin_id && !c.route.expired()) out.push_back(c);
+  return out;
+}
+
+std::pair<std::size_t, std::size_t> channel_table::counts(std::string_view plugin_id) const {
+  std::pair<std::size_t, std::size_t> out{0, 0};
+  for (const auto& [id, c] : channels_) {
+    if (c.plugin_id != plugin_id) continue;
+    out.first += !c.route.expired();
+    out.second += c.authenticated;
+  }
+  return out;
+}
+
+}  // namespace xconn

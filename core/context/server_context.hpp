@@ -1,0 +1,44 @@
+// What every HTTP and WebSocket session of one server shares. Owned by the server; outlives sessions.
+#pragma once
+
+#include "core/base/api_keys.hpp"
+#include "core/base/config.hpp"
+#include "core/channels/connector_ids.hpp"
+#include "core/context/socket_set.hpp"
+#include "core/plugin_host/connector_registry.hpp"
+#include "core/store/store.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace xconn {
+
+class channel_service;
+class inbound_service;
+class outbound_service;
+class lease_service;
+class consumer_registry;
+class file_store;
+class download_links;
+
+struct server_context {
+  const config& cfg;
+  const api_keys& keys;
+  store& db;
+  connector_registry& connectors;
+  connector_ids& ids;
+  channel_service& channels;
+  inbound_service& inbound;
+  outbound_service& outbound;
+  lease_service& leases;
+  consumer_registry& consumers;
+  file_store& files;
+  const download_links& links;
+  std::string public_base_url;  // no trailing slash
+  socket_set sessions;
+  std::atomic<bool> stopping{false};
+  std::atomic<std::uint64_t> profile_dropped{0};  // packets of a profile their socket did not negotiate
+};
+
+}  // namespace xconn

@@ -1,0 +1,19 @@
+// HTTP routes a plugin declares under its base path (plugin-contract.md "Context", plugin.h on_http): webhooks
+// from targets and admin helpers such as echo's /inject. The host checks method and key; the plugin answers.
+#pragma once
+
+#include "core/wire/http_types.hpp"
+#include "core/context/server_context.hpp"
+
+#include <functional>
+
+namespace xconn {
+
+// A plugin's answer may take this long before the caller gets 504.
+inline constexpr std::chrono::seconds plugin_route_timeout{30};
+
+// When req names a declared route of a loaded plugin, runs it on the plugin pool and answers through reply
+// (once, from any thread) and returns true; returns false for every other request.
+bool serve_plugin_route(server_context& ctx, const http_request& req, std::function<void(http_response)> reply);
+
+}  // namespace xconn

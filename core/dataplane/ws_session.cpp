@@ -1,0 +1,279 @@
+#include "core/dataplane/ws_session.hpp"
+
+#include "core/channels/lease_service.hpp"
+
+#include "core/plugin_host/connector_card.hpp"
+#include "core/wire/hello.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace xconn {
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+namespace json = boost::json;
+
+ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn)
+    : ws_(std::move(socket)), ctx_(ctx), connector_(std::move(conn)), heartbeat_(ws_.get_executor()) {}
+
+ws_session::~ws_session() {
+  ctx_.sessions.remove(this);
+  if (hello_done_) ctx_.leases.socket_closed(connector_id_);
+  drop_outbox();
+}
+
+void ws_session::push(std::string packet, std::function<void(bool written)> written) {
+  boost::asio::post(ws_.get_executor(),
+                    [self = shared_from_this(), packet = std::move(packet), written = std::move(written)]() mutable {
+                      self->send(std::move(packet), std::move(written));
+                    });
+}
+
+void ws_session::drop_outbox() {
+  auto frames = std::move(outbox_);
+  outbox_.clear();
+  for (auto& f : frames)
+    if (f.written) f.written(false);
+}
+
+void ws_session::run(http_request req, bool select_subprotocol) {
+  ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), websocket::stream_base::none(), false});
+  ws_.set_option(websocket::stream_base::decorator([select_subprotocol](websocket::response_type& res) {
+    res.set(beast::http::field::server, "xconn");
+    if (select_subprotocol) res.set(beast::http::field::sec_websocket_protocol, data_plane_subprotocol);
+  }));
+  ws_.read_message_max(ctx_.cfg.server.max_frame_bytes);
+  ws_.text(true);
+  ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
+}
+
+void ws_session::on_accept(beast::error_code ec) {
+  if (ec) return;
+  ctx_.sessions.add(shared_from_this());
+  if (ctx_.stopping) {
+    close_after_send(websocket::close_code::going_away);
+    return;
+  }
+  last_heard_ = clock::now();
+  ws_.control_callback([this](websocket::frame_type, beast::string_view) { last_heard_ = clock::now(); });
+  start_heartbeat();
+  do_read();
+}
+
+void ws_session::shut_down() {
+  boost::asio::dispatch(ws_.get_executor(), [self = shared_from_this()] {
+    self->close_after_send(websocket::close_code::going_away);
+  });
+}
+
+void ws_session::do_read() {
+  if (closing_ || close_code_) return;
+  ws_.async_read(buffer_, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
+}
+
+void ws_session::on_read(beast::error_code ec, std::size_t) {
+  if (ec) {
+    if (ec == websocket::error::message_too_big)
+      spdlog::warn("[plugin {}] data plane: frame over {} bytes, closed with 1009", connector_->id(),
+                   ctx_.cfg.server.max_frame_bytes);
+    heartbeat_.cancel();
+    return;
+  }
+  last_heard_ = clock::now();
+  auto data = buffer_.cdata();
+  std::string_view frame(static_cast<const char*>(data.data()), data.size());
+  bool binary = ws_.got_binary();
+  bool keep_reading = true;
+  if (binary) {
+    send_error(nullptr, "invalid_packet", "packets are text frames");
+  } else {
+    keep_reading = handle_frame(frame);
+  }
+  buffer_.consume(buffer_.size());
+  if (!keep_reading) return;
+  if (in_flight_ >= max_in_flight) {
+    read_paused_ = true;  // deliver_answer resumes
+    return;
+  }
+  do_read();
+}
+
+bool ws_session::handle_frame(std::string_view frame) {
+  packet_error perr;
+  auto p = decoder_.decode(frame, perr);
+  if (!p) {
+    outgoing_packet out;
+    out.type = "error";
+    if (perr.request_id) out.request_id = *perr.request_id;
+    if (perr.packet_id) out.reply_to = *perr.packet_id;
+    out.error_code = "invalid_packet";
+    out.error_message = perr.message;
+    send(encode_packet(out));
+    return true;
+  }
+  if (p->type == "ping") {
+    auto pong = reply_to(*p, "pong");
+    pong.connector_channel_id.clear();
+    send(encode_packet(pong));
+    return true;
+  }
+  if (p->type == "connector.hello") {
+    if (hello_done_) {
+      send_error(&*p, "invalid_packet", "connector.hello was already completed on this socket");
+      return true;
+    }
+    handle_hello(*p);
+    return false;  // reading resumes once the hello is answered
+  }
+  if (!hello_done_) {
+    send_error(&*p, "hello_required", "connector.hello must complete first");
+    return true;
+  }
+  handle_request(*p);
+  return true;
+}
+
+void ws_session::handle_hello(const packet_view& p) {
+  auto manifest = connector_->manifest();
+  const auto& m = *manifest;
+  std::vector<std::string> card_profiles;
+  for (const auto& v : m.card.at("supports").as_object().at("profiles").as_array())
+    card_profiles.emplace_back(v.as_string());
+  auto outcome = negotiate_hello(p.payload.value_or(std::string_view()), m.card_id, card_profiles);
+  if (!outcome.error_code.empty()) {
+    spdlog::info("[plugin {}] hello refused: {}", connector_->id(), outcome.error_code);
+    send_error(&p, outcome.error_code, outcome.error_message);
+    close_after_send(websocket::close_code::policy_error);
+    return;
+  }
+  // The ids outlive the decoder's buffers: copy what the answer needs.
+  auto ack = reply_to(p, "connector.hello.ack");
+  ack.connector_channel_id.clear();
+  ctx_.ids.resolve(m.card_id, outcome.requested_connector_id,
+                   [self = shared_from_this(), ack = std::move(ack), profiles = std::move(outcome.profiles)](
+                       std::string connector_id, std::error_code ec) mutable {
+                     boost::asio::post(self->ws_.get_executor(), [self, ack = std::move(ack),
+                                                                  profiles = std::move(profiles),
+                                                                  connector_id = std::move(connector_id), ec]() mutable {
+                       if (ec) {
+                         spdlog::error("[plugin {}] cannot persist connector_id: {}", self->connector_->id(),
+                                       ec.message());
+                         ack.type = "error";
+                         ack.error_code = "internal_error";
+                         ack.error_message = "the connector could not record its state";
+                         self->send(encode_packet(ack));
+                         self->close_after_send(websocket::close_code::internal_error);
+                         return;
+                       }
+                       self->hello_done_ = true;
+                       self->connector_id_ = connector_id;
+                       self->ctx_.leases.hello(connector_id);
+                       self->profiles_ = std::move(profiles);
+                       auto card_id = self->connector_->manifest()->card_id;
+                       ack.payload = json::object{{"connector_card_id", card_id},
+                                                  {"connector_id", connector_id},
+                                                  {"protocol_version", protocol_version}};
+                       self->send(encode_packet(ack));
+                       self->do_read();
+                     });
+                   });
+}
+
+void ws_session::send_error(const packet_view* request, std::string_view code, std::string_view message) {
+  outgoing_packet out = request ? reply_to(*request, "error") : outgoing_packet{};
+  out.type = "error";
+  out.error_code = code;
+  out.error_message = message;
+  send(encode_packet(out));
+}
+
+void ws_session::deliver(std::string text) {
+  boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
+    self->send(std::move(text));
+  });
+}
+
+void ws_session::deliver_answer(std::string text) {
+  boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
+    self->send(std::move(text));
+    --self->in_flight_;
+    if (self->read_paused_ && self->in_flight_ < max_in_flight) {
+      self->read_paused_ = false;
+      self->do_read();
+    }
+  });
+}
+
+void ws_session::send(std::string text, std::function<void(bool)> written) {
+  if (closing_ || close_code_) {
+    if (written) written(false);
+    return;
+  }
+  outbox_.push_back({std::move(text), std::move(written)});
+  if (!writing_) do_write();
+}
+
+void ws_session::close_after_send(websocket::close_code code) {
+  if (closing_ || close_code_) return;
+  close_code_ = code;
+  if (!writing_) do_close();
+}
+
+void ws_session::do_write() {
+  if (outbox_.empty()) {
+    writing_ = false;
+    if (close_code_) do_close();
+    return;
+  }
+  writing_ = true;
+  ws_.async_write(boost::asio::buffer(outbox_.front().text),
+                  beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
+}
+
+void ws_session::on_write(beast::error_code ec, std::size_t) {
+  auto frame = std::move(outbox_.front());
+  outbox_.pop_front();
+  if (frame.written) frame.written(!ec);
+  if (ec) {
+    writing_ = false;
+    drop_outbox();
+    return;
+  }
+  do_write();
+}
+
+void ws_session::do_close() {
+  if (closing_) return;
+  closing_ = true;
+  heartbeat_.cancel();
+  ws_.async_close(websocket::close_reason(*close_code_), [self = shared_from_this()](beast::error_code) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(self->ws_).socket().close(ignored);
+  });
+}
+
+void ws_session::start_heartbeat() {
+  heartbeat_.expires_after(std::chrono::seconds(ctx_.cfg.server.heartbeat_s));
+  heartbeat_.async_wait(beast::bind_front_handler(&ws_session::on_heartbeat, shared_from_this()));
+}
+
+void ws_session::on_heartbeat(beast::error_code ec) {
+  if (ec || closing_) return;
+  auto period = std::chrono::seconds(ctx_.cfg.server.heartbeat_s);
+  if (clock::now() - last_heard_ >= 3 * period) {
+    spdlog::info("[plugin {}] data plane silent for {} s, dropped", connector_->id(), 3 * period.count());
+    closing_ = true;
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().close(ignored);
+    return;
+  }
+  if (!ping_in_flight_) {
+    ping_in_flight_ = true;
+    ws_.async_ping({}, [self = shared_from_this()](beast::error_code) { self->ping_in_flight_ = false; });
+  }
+  start_heartbeat();
+}
+
+}  // namespace xconn

@@ -1,0 +1,122 @@
+// One data-plane WebSocket (spec §6-8, protocol.md §2): reads packets on its strand, answers in order of
+// completion, keeps its heartbeat, and closes with the codes the protocol names.
+#pragma once
+
+#include "core/channels/channel_table.hpp"
+#include "core/plugin_host/connector.hpp"
+#include "core/wire/http_types.hpp"
+#include "core/wire/packet.hpp"
+#include "core/context/server_context.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xconn {
+
+inline constexpr std::string_view data_plane_subprotocol = "xagent.connector.packet.v1";
+
+class ws_session : public std::enable_shared_from_this<ws_session>, public channel_route, public data_socket {
+ public:
+  // Requests handed to the plugin and not yet answered, per socket; past it the socket is not read.
+  static constexpr int max_in_flight = 1024;
+
+  ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn);
+  ~ws_session();
+
+  // Completes the upgrade of req (already authorized), selecting subprotocol when offered.
+  void run(http_request req, bool select_subprotocol);
+
+  // Closes with 1001 (server going away); safe from any thread.
+  void shut_down() override;
+  const std::string& plugin_id() const override { return connector_->id(); }
+
+  // channel_route: pushes from any thread; the hello's outcome, fixed before any channel is opened.
+  void push(std::string packet) override { deliver(std::move(packet)); }
+  void push(std::string packet, std::function<void(bool written)> written) override;
+  const std::vector<std::string>& profiles() const override { return profiles_; }
+  const std::string& connector_id() const override { return connector_id_; }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  void on_accept(boost::beast::error_code ec);
+  void do_read();
+  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  // Returns false when reading must wait (the hello is being committed).
+  bool handle_frame(std::string_view frame);
+  void handle_hello(const packet_view& p);
+  void send_error(const packet_view* request, std::string_view code, std::string_view message);
+  void send(std::string text, std::function<void(bool)> written = {});  // on the session's strand
+  void deliver(std::string text);  // from any thread
+  // The answer to a request that went to the plugin (each exactly once); from any thread. Reading pauses
+  // while max_in_flight such requests wait, so a flood waits in the client's socket, not in our memory.
+  void deliver_answer(std::string text);
+
+  // User-level packets after the hello (ws_requests.cpp). Each answer is built from copies: the packet's
+  // views die with the next frame, and most answers come later from the plugin pool or the store.
+  void handle_request(const packet_view& p);
+  // The routing checks of protocol.md §2 for a packet naming a channel; answers the error and returns false.
+  bool check_route(const packet_view& p, channel& c);
+  void on_channel_open(const packet_view& p);
+  void on_channel_close(const packet_view& p, const channel& c);
+  void on_descriptor_get(const packet_view& p, const channel& c);
+  void on_auth_start(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_auth_status(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_auth_cancel(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_auth_logout(const packet_view& p, const channel& c);
+  void on_tool_invoke(const packet_view& p, const channel& c, const boost::json::object& payload);
+  // IM v2 packets (ws_messages.cpp): dropped silently unless this socket negotiated xagent.im.v2.
+  void handle_chat(const packet_view& p);
+  void on_chat_message(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_chat_delta(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_chat_ack(const packet_view& p, const channel& c, const boost::json::object& payload);
+  void on_chat_activity(const packet_view& p, const channel& c, const boost::json::object& payload);
+  // Sends ack with c's descriptor once c's new state is durable; an error instead when it could not be
+  // recorded (ec) or the channel is gone. Returns whether the ack went out. Any thread.
+  bool deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec);
+  // Where an auth call into the plugin runs (the channel's strand) and its limit (tools.timeout_s). auth_call_on
+  // counts the call as in flight until its answer goes out through deliver_answer.
+  connector::strand auth_call_on(const std::string& channel_id);
+  std::chrono::milliseconds auth_timeout() const;
+  // Turns a plugin's auth answer into the ack; records the run's end and the login.
+  void finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets, call_result r,
+                   bool for_status);
+  void close_after_send(boost::beast::websocket::close_code code);
+  void do_write();
+  void on_write(boost::beast::error_code ec, std::size_t bytes);
+  void do_close();
+  void start_heartbeat();
+  void on_heartbeat(boost::beast::error_code ec);
+
+  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::flat_buffer buffer_;
+  server_context& ctx_;
+  std::shared_ptr<connector> connector_;
+  packet_decoder decoder_;
+  struct outgoing_frame {
+    std::string text;
+    std::function<void(bool written)> written;  // optional
+  };
+  void drop_outbox();  // tells each waiting frame's sender it was not written
+  std::deque<outgoing_frame> outbox_;
+  bool writing_ = false;
+  std::optional<boost::beast::websocket::close_code> close_code_;  // close once the outbox drains
+  bool closing_ = false;
+  bool ping_in_flight_ = false;
+  bool hello_done_ = false;
+  int in_flight_ = 0;         // requests handed to the plugin and not yet answered
+  bool read_paused_ = false;  // at max_in_flight
+  std::string connector_id_;
+  std::vector<std::string> profiles_;
+  boost::asio::steady_timer heartbeat_;
+  clock::time_point last_heard_;
+};
+
+}  // namespace xconn

@@ -1,0 +1,407 @@
+#include "core/messaging/inbound_service.hpp"
+
+#include "core/messaging/emit_message.hpp"
+#include "core/base/ids.hpp"
+#include "core/messaging/inbound_packets.hpp"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace xconn {
+
+namespace {
+
+constexpr std::string_view im_v2 = "xagent.im.v2";
+constexpr std::string_view im_v1 = "xagent.im.v1";
+constexpr long long id_sweep_period_ms = 60000;
+
+// <channel>/<seq as 16 hex digits>: one channel's messages are adjacent and in order.
+std::string message_key(std::string_view channel_id, std::uint64_t seq) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, seq);
+  return std::string(channel_id) + "/" + hex;
+}
+
+std::string id_key(std::string_view channel_id, std::string_view msg_id) {
+  return std::string(channel_id) + "/" + std::string(msg_id);
+}
+
+bool has(const std::vector<std::string>& profiles, std::string_view p) {
+  return std::find(profiles.begin(), profiles.end(), p) != profiles.end();
+}
+
+std::string provider_of(const connector& conn) {
+  auto manifest = conn.manifest();
+  const auto& card = manifest->card;
+  if (auto* supports = card.if_contains("supports"); supports && supports->is_object())
+    if (auto* targets = supports->as_object().if_contains("targets"); targets && targets->is_array())
+      for (const auto& t : targets->as_array())
+        if (auto* p = t.as_object().if_contains("provider"); p && p->is_string()) return std::string(p->as_string());
+  return conn.id();
+}
+
+}  // namespace
+
+inbound_service::inbound_service(store& db, const config& cfg, channel_service& channels,
+                                 connector_registry& connectors, boost::asio::io_context& io, now_fn now)
+    : db_(db),
+      cfg_(cfg),
+      channels_(channels),
+      connectors_(connectors),
+      io_(io),
+      now_(now ? std::move(now) : now_fn(unix_ms)),
+      policy_{cfg.delivery.ack_timeout_s * 1000LL, cfg.delivery.retry_max_s * 1000LL,
+              static_cast<std::size_t>(cfg.delivery.window),
+              static_cast<std::size_t>(cfg.delivery.max_pending_per_channel)},
+      tick_timer_(io) {}
+
+inbound_service::~inbound_service() {
+  stop();
+  db_.flush();  // no commit may still be on its way back to this object
+}
+
+std::size_t inbound_service::load() {
+  std::size_t n = 0;
+  write_batch orphans;
+  std::lock_guard lock(mutex_);
+  db_.scan(messages_db, "", [&](std::string_view key, std::string_view value) {
+    auto slash = key.rfind('/');
+    std::string channel_id(key.substr(0, slash == std::string_view::npos ? 0 : slash));
+    auto route = channel_id.empty() ? std::nullopt : channels_.route_of(channel_id);
+    std::uint64_t seq = 0;
+    auto hex = key.substr(slash + 1);
+    bool seq_ok = slash != std::string_view::npos && hex.size() == 16 &&
+                  std::sscanf(std::string(hex).c_str(), "%16" SCNx64, &seq) == 1;
+    auto m = seq_ok ? inbound_message::from_record(seq, value) : std::nullopt;
+    if (!route || !m) {
+      orphans.erase(std::string(messages_db), std::string(key));
+      return true;
+    }
+    auto& st = state_for(channel_id, route->plugin_id);
+    st.inbox.restore(std::move(*m));
+    ++counters_[route->plugin_id].pending;
+    ++n;
+    return true;
+  });
+  db_.scan(ids_db, "", [&](std::string_view key, std::string_view value) {
+    auto slash = key.find('/');
+    std::string channel_id(key.substr(0, slash == std::string_view::npos ? 0 : slash));
+    auto route = channel_id.empty() ? std::nullopt : channels_.route_of(channel_id);
+    if (!route) {
+      orphans.erase(std::string(ids_db), std::string(key));
+      return true;
+    }
+    state_for(channel_id, route->plugin_id).inbox.remember(std::string(key.substr(slash + 1)),
+                                                           std::atoll(std::string(value).c_str()));
+    return true;
+  });
+  if (!orphans.ops.empty()) {
+    spdlog::info("{} inbound records of channels that no longer exist erased", orphans.ops.size());
+    db_.write(std::move(orphans));
+  }
+  return n;
+}
+
+void inbound_service::start() { schedule_tick(); }
+
+void inbound_service::stop() {
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
+  tick_timer_.cancel();
+}
+
+void inbound_service::schedule_tick() {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  tick_timer_.expires_after(tick_period);
+  tick_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    tick();
+    schedule_tick();
+  });
+}
+
+inbound_service::channel_state& inbound_service::state_for(const std::string& channel_id,
+                                                           const std::string& plugin_id) {
+  auto it = channels_state_.find(channel_id);
+  if (it == channels_state_.end()) it = channels_state_.try_emplace(channel_id, policy_, plugin_id).first;
+  return it->second;
+}
+
+void inbound_service::emit(const connector& from, std::string channel_id, std::string message_json,
+                           std::function<void(emit_outcome)> done) {
+  auto refuse = [&](std::string code, std::string why) {
+    {
+      std::lock_guard lock(mutex_);
+      ++counters_[from.id()].refused;
+    }
+    spdlog::warn("[plugin {}] emit to {} refused: {} ({})", from.id(), channel_id, code, why);
+    done({false, "", false, std::move(code), std::move(why)});
+  };
+  auto parsed = parse_emit(message_json, *from.manifest());
+  if (!parsed) return refuse("invalid_message", parsed.error());
+  auto route = channels_.route_of(channel_id);
+  if (!route || route->plugin_id != from.id())
+    return refuse("channel_not_found", "no channel " + channel_id.substr(0, 64) + " of this plugin");
+
+  inbound_message m = std::move(*parsed);
+  for (auto& f : m.files) {
+    auto ref = f.as_object().at("file_ref").as_string();
+    auto item = files_.item ? files_.item(from.id(), channel_id, ref) : std::nullopt;
+    if (!item) return refuse("invalid_message", "files: " + std::string(ref) + " is not a file of this channel");
+    f = std::move(*item);
+  }
+  long long t = now();
+  std::lock_guard lock(mutex_);
+  auto& st = state_for(channel_id, from.id());
+  auto& count = counters_[from.id()];
+  if (!m.msg_id.empty() && st.inbox.seen(m.msg_id, t)) {
+    ++count.duplicates;
+    return done({true, "", true, "", ""});
+  }
+  m.seq = st.inbox.next_seq();
+  m.message_id = unique_id("msg_");
+  m.accepted_at = t;
+  m.expires_at = t + cfg_.delivery.expiry_s * 1000LL;
+  write_batch batch;
+  batch.put(std::string(messages_db), message_key(channel_id, m.seq), m.to_record());
+  if (!m.msg_id.empty()) {
+    st.inbox.remember(m.msg_id, m.expires_at);
+    batch.put(std::string(ids_db), id_key(channel_id, m.msg_id), std::to_string(m.expires_at));
+  }
+  auto seq = m.seq;
+  auto msg_id = m.msg_id;
+  auto message_id = m.message_id;
+  auto evicted = st.inbox.add(std::move(m));
+  ++count.accepted;
+  ++count.pending;
+  retire(st, channel_id, evicted, inbox_exit::evicted, "capacity_exceeded", batch);
+  // Queued under the lock, so commits (and deliveries) keep the order of the emits.
+  db_.write(std::move(batch), [this, channel_id, seq, msg_id, message_id, done = std::move(done)](
+                                  std::error_code ec) mutable {
+    on_committed(channel_id, seq, msg_id, std::move(message_id), ec, done);
+  });
+}
+
+void inbound_service::on_committed(const std::string& channel_id, std::uint64_t seq, const std::string& msg_id,
+                                   std::string message_id, std::error_code ec,
+                                   const std::function<void(emit_outcome)>& done) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = channels_state_.find(channel_id);
+    if (it != channels_state_.end()) {
+      auto& st = it->second;
+      if (ec) {
+        if (st.inbox.find(seq)) --counters_[st.plugin_id].pending;
+        st.inbox.drop(seq);
+        if (!msg_id.empty()) st.inbox.forget(msg_id);
+        ++counters_[st.plugin_id].refused;
+      } else {
+        st.inbox.mark_durable(seq);
+        schedule_pump(channel_id);
+      }
+    }
+  }
+  if (ec) {
+    spdlog::error("inbound message for {} could not be stored: {}", channel_id, ec.message());
+    return done({false, "", false, "store_failed", "the host could not store the message"});
+  }
+  done({true, std::move(message_id), false, "", ""});
+}
+
+void inbound_service::schedule_pump(const std::string& channel_id) {
+  auto it = channels_state_.find(channel_id);
+  if (it == channels_state_.end() || it->second.pump_posted || stopped_) return;
+  it->second.pump_posted = true;
+  boost::asio::post(io_, [this, channel_id] { pump(channel_id); });
+}
+
+void inbound_service::wake(std::string_view channel_id) {
+  std::lock_guard lock(mutex_);
+  schedule_pump(std::string(channel_id));
+}
+
+void inbound_service::pump(const std::string& channel_id) {
+  auto where = channels_.route_of(channel_id);  // before our lock: the channel service has its own
+  auto conn = where ? connectors_.find(where->plugin_id) : nullptr;
+  std::shared_ptr<channel_route> route = where ? where->route : nullptr;
+  std::lock_guard lock(mutex_);
+  auto it = channels_state_.find(channel_id);
+  if (it == channels_state_.end()) return;
+  auto& st = it->second;
+  st.pump_posted = false;
+  if (st.sent_on.lock() != route) {
+    // Whatever went to another socket (or to none) is unanswered as far as this one knows: resend.
+    st.inbox.route_lost();
+    st.sent_on = route;
+  }
+  if (!route || !conn || !st.inbox.has_work()) return;
+  bool v2 = has(route->profiles(), im_v2);
+  if (!v2 && !has(route->profiles(), im_v1)) return;  // the socket speaks no IM profile: the queue waits
+  long long t = now();
+  auto batch_of = st.inbox.take_sendable(t);
+  write_batch erased;
+  retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
+  if (!erased.ops.empty()) db_.write(std::move(erased));
+  if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
+  inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text, {}};
+  if (files_.download_url)
+    wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
+  auto& count = counters_[st.plugin_id];
+  for (auto seq : batch_of.send) {
+    const auto* m = st.inbox.find(seq);
+    auto context = st.inbox.context_of(seq);
+    ++count.sent;
+    if (st.inbox.attempts(seq) > 1) ++count.redelivered;
+    st.last = last_inbound{m->channel_key, m->message_id, m->sender_id, m->sender_name, m->role};
+    // Pushed under the lock: push only queues on the socket's strand, and two pumps of one channel on two I/O
+    // threads must not interleave their messages.
+    if (v2) {
+      route->push(chat_message_packet(wire, *m, context));
+      continue;
+    }
+    // IM v1 has no business ack: a push is delivered once it is on the socket.
+    route->push(message_push_packet(wire, *m, context), [this, channel_id, id = m->message_id](bool written) {
+      if (written) ack(channel_id, id, ack_status::accepted, false, "");
+    });
+  }
+}
+
+void inbound_service::ack(std::string_view channel_id, std::string_view message_id, ack_status status,
+                          bool retryable, std::string_view code) {
+  write_batch batch;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = channels_state_.find(channel_id);
+    if (it == channels_state_.end()) return;
+    auto& st = it->second;
+    long long t = now();
+    auto gone = st.inbox.ack(message_id, status, retryable, t);
+    if (status == ack_status::rejected && retryable) {
+      if (st.inbox.backing_off(t))
+        spdlog::info("[plugin {}] channel {}: message {} rejected ({}), retrying in {} ms", st.plugin_id,
+                     it->first, message_id, code, st.inbox.paused_until() - t);
+      return;
+    }
+    retire(st, it->first, gone, status == ack_status::rejected ? inbox_exit::rejected : inbox_exit::accepted,
+           code, batch);
+    schedule_pump(it->first);  // the window has room again
+  }
+  if (!batch.ops.empty())
+    db_.write(std::move(batch), [](std::error_code ec) {
+      if (ec) spdlog::error("acknowledged inbound messages could not be erased: {}", ec.message());
+    });
+}
+
+void inbound_service::retire(channel_state& st, const std::string& channel_id,
+                             const std::vector<inbound_message>& gone, inbox_exit why, std::string_view code,
+                             write_batch& batch) {
+  auto& count = counters_[st.plugin_id];
+  for (const auto& m : gone) {
+    batch.erase(std::string(messages_db), message_key(channel_id, m.seq));
+    if (count.pending) --count.pending;
+    switch (why) {
+      case inbox_exit::accepted:
+      case inbox_exit::duplicate:
+        if (m.trigger) ++count.delivered;
+        break;
+      case inbox_exit::rejected:
+        ++count.rejected;
+        spdlog::warn("[plugin {}] channel {}: message {} rejected for good ({})", st.plugin_id, channel_id,
+                     m.message_id, code);
+        break;
+      case inbox_exit::expired:
+        ++count.expired;
+        spdlog::warn("[plugin {}] channel {}: message {} expired undelivered", st.plugin_id, channel_id, m.message_id);
+        break;
+      case inbox_exit::evicted:
+        ++count.evicted;
+        spdlog::warn("[plugin {}] channel {}: message {} dropped undelivered (capacity_exceeded, {} kept)",
+                     st.plugin_id, channel_id, m.message_id, policy_.capacity);
+        break;
+    }
+  }
+}
+
+void inbound_service::tick() {
+  long long t = now();
+  write_batch batch;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    for (auto& [id, st] : channels_state_) {
+      if (!st.inbox.has_work()) continue;
+      retire(st, id, st.inbox.expire(t), inbox_exit::expired, "expired", batch);
+      if (st.inbox.check_timeouts(t))
+        spdlog::info("[plugin {}] channel {}: no ack within {} s, retrying in {} ms", st.plugin_id, id,
+                     cfg_.delivery.ack_timeout_s, st.inbox.paused_until() - t);
+      if (!st.inbox.backing_off(t)) schedule_pump(id);
+    }
+    if (t >= next_id_sweep_) {
+      next_id_sweep_ = t + id_sweep_period_ms;
+      forget_expired_ids(t);
+    }
+  }
+  if (!batch.ops.empty()) db_.write(std::move(batch));
+  if (also_on_tick_) also_on_tick_();
+}
+
+void inbound_service::forget_expired_ids(long long t) {
+  write_batch batch;
+  for (auto& [id, st] : channels_state_) {
+    for (const auto& msg_id : st.inbox.forget_expired_ids(t)) {
+      batch.erase(std::string(ids_db), id_key(id, msg_id));
+      // Small batches: a long sweep never holds the writer from everyone else's commits.
+      if (batch.ops.size() >= 512) db_.write(std::exchange(batch, {}));
+    }
+  }
+  if (!batch.ops.empty()) db_.write(std::move(batch));
+}
+
+void inbound_service::drop_channels(const std::vector<std::string>& channel_ids) {
+  write_batch batch;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& id : channel_ids) {
+      auto it = channels_state_.find(id);
+      if (it == channels_state_.end()) continue;
+      auto& count = counters_[it->second.plugin_id];
+      for (const auto& m : it->second.inbox.clear()) {
+        batch.erase(std::string(messages_db), message_key(id, m.seq));
+        if (count.pending) --count.pending;
+      }
+      channels_state_.erase(it);
+    }
+  }
+  // The msg_id windows of these channels, whatever the memory held.
+  for (const auto& id : channel_ids)
+    db_.scan(ids_db, id + "/", [&](std::string_view key, std::string_view) {
+      batch.erase(std::string(ids_db), std::string(key));
+      return true;
+    });
+  if (!batch.ops.empty()) db_.write(std::move(batch));
+}
+
+inbound_service::counters inbound_service::stats(std::string_view plugin_id) const {
+  std::lock_guard lock(mutex_);
+  auto it = counters_.find(plugin_id);
+  return it == counters_.end() ? counters{} : it->second;
+}
+
+std::optional<inbound_service::last_inbound> inbound_service::last_delivered(std::string_view channel_id) const {
+  std::lock_guard lock(mutex_);
+  auto it = channels_state_.find(channel_id);
+  return it == channels_state_.end() ? std::nullopt : it->second.last;
+}
+
+std::size_t inbound_service::pending(std::string_view channel_id) const {
+  std::lock_guard lock(mutex_);
+  auto it = channels_state_.find(channel_id);
+  return it == channels_state_.end() ? 0 : it->second.inbox.size();
+}
+
+}  // namespace xconn

@@ -1,0 +1,133 @@
+// Inbound messages of the whole server (protocol.md §4): a plugin's emit is checked, committed to the channel's
+// queue in LMDB (`inbound`, plus the msg_id window in `inbound_ids`) before the plugin hears "ok", delivered in
+// order to the channel's route as chat.message (IM v2) or message.push (IM v1), redelivered with backoff until
+// xAgent acknowledges it, and erased once acknowledged, expired or evicted: no transcript stays behind.
+//
+// Emits come from plugin threads, acks from I/O threads, commits from the store's writer; one mutex guards
+// the queues and nothing slow runs under it. Deliveries and the periodic tick run on the I/O threads.
+#pragma once
+
+#include "core/channels/channel_service.hpp"
+#include "core/base/config.hpp"
+#include "core/plugin_host/connector.hpp"
+#include "core/plugin_host/connector_registry.hpp"
+#include "core/files/file_store.hpp"
+#include "core/messaging/inbox.hpp"
+#include "core/store/store.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace xconn {
+
+class inbound_service {
+ public:
+  static constexpr std::string_view messages_db = "inbound";
+  static constexpr std::string_view ids_db = "inbound_ids";
+  using now_fn = std::function<long long()>;  // unix ms
+  // How often expiry, ack timeouts and redelivery are checked.
+  static constexpr std::chrono::milliseconds tick_period{100};
+
+  // What a plugin's inbound traffic came to, for /health and /metrics.
+  struct counters {
+    std::uint64_t accepted = 0;     // emits stored
+    std::uint64_t duplicates = 0;   // emits dropped: msg_id already taken
+    std::uint64_t refused = 0;      // emits refused (invalid, unknown channel, store failure)
+    std::uint64_t sent = 0;         // transmissions, first ones and redeliveries
+    std::uint64_t redelivered = 0;  // transmissions after the first
+    std::uint64_t delivered = 0;    // ended by accepted or duplicate (or, on IM v1, written)
+    std::uint64_t rejected = 0;     // ended by rejected, retryable false
+    std::uint64_t expired = 0;
+    std::uint64_t evicted = 0;      // capacity_exceeded
+    std::uint64_t pending = 0;      // in the queues now
+  };
+
+  // The latest triggering message delivered on a channel: where a reply goes (plugin.h on_send).
+  struct last_inbound {
+    std::string channel_key;
+    std::string message_id;
+    std::string sender_id;
+    std::string sender_name;
+    std::string role;
+  };
+
+  inbound_service(store& db, const config& cfg, channel_service& channels, connector_registry& connectors,
+                  boost::asio::io_context& io, now_fn now = {});
+  ~inbound_service();
+  inbound_service(const inbound_service&) = delete;
+  inbound_service& operator=(const inbound_service&) = delete;
+
+  // Reads the queues and msg_id windows back (after the channels); records of channels that are gone are
+  // erased. Returns how many messages wait. Before any socket is served.
+  std::size_t load();
+  void start();  // the periodic tick
+  void stop();
+
+  // One plugin emit (any thread); done runs once, on the store's writer thread or right here.
+  void emit(const connector& from, std::string channel_id, std::string message_json,
+            std::function<void(emit_outcome)> done);
+  // xAgent's chat.message.ack for an inbound message (any thread).
+  void ack(std::string_view channel_id, std::string_view message_id, ack_status status, bool retryable,
+           std::string_view code);
+  // The channel may be deliverable now (it was opened on a socket).
+  void wake(std::string_view channel_id);
+  // The channels ended: their queues and msg_id windows go.
+  void drop_channels(const std::vector<std::string>& channel_ids);
+  // Expiry, ack timeouts, route changes and redelivery for every channel with work (the timer runs it).
+  void tick();
+  // Runs at the end of every tick (the outbound side's timeouts share the timer). Set before start.
+  void on_tick(std::function<void()> also) { also_on_tick_ = std::move(also); }
+  // How emitted file_refs are checked and described, and their download URLs signed. Set before start.
+  void use_files(file_lookup files) { files_ = std::move(files); }
+
+  counters stats(std::string_view plugin_id) const;
+  std::optional<last_inbound> last_delivered(std::string_view channel_id) const;
+  std::size_t pending(std::string_view channel_id) const;
+
+ private:
+  struct channel_state {
+    explicit channel_state(inbox_policy p, std::string plugin) : inbox(p), plugin_id(std::move(plugin)) {}
+    channel_inbox inbox;
+    std::string plugin_id;
+    std::weak_ptr<channel_route> sent_on;  // the route what is in flight went to
+    bool pump_posted = false;
+    std::optional<last_inbound> last;
+  };
+
+  channel_state& state_for(const std::string& channel_id, const std::string& plugin_id);  // under the lock
+  void on_committed(const std::string& channel_id, std::uint64_t seq, const std::string& msg_id, std::string message_id,
+                    std::error_code ec, const std::function<void(emit_outcome)>& done);
+  void schedule_pump(const std::string& channel_id);  // under the lock
+  void pump(const std::string& channel_id);
+  // Erases what left a queue and counts and logs why (under the lock).
+  void retire(channel_state& st, const std::string& channel_id, const std::vector<inbound_message>& gone,
+              inbox_exit why, std::string_view code, write_batch& batch);
+  void schedule_tick();
+  void forget_expired_ids(long long now);  // under the lock
+  long long now() const { return now_(); }
+
+  store& db_;
+  const config& cfg_;
+  channel_service& channels_;
+  connector_registry& connectors_;
+  boost::asio::io_context& io_;
+  now_fn now_;
+  file_lookup files_;
+  inbox_policy policy_;
+  mutable std::mutex mutex_;
+  std::map<std::string, channel_state, std::less<>> channels_state_;
+  std::map<std::string, counters, std::less<>> counters_;
+  boost::asio::steady_timer tick_timer_;
+  bool stopped_ = false;
+  long long next_id_sweep_ = 0;
+  std::function<void()> also_on_tick_;
+};
+
+}  // namespace xconn

@@ -1,0 +1,250 @@
+#include "core/messaging/inbox.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+namespace xconn {
+namespace json = boost::json;
+
+std::string_view to_string(inbox_exit e) {
+  switch (e) {
+    case inbox_exit::accepted: return "accepted";
+    case inbox_exit::duplicate: return "duplicate";
+    case inbox_exit::rejected: return "rejected";
+    case inbox_exit::expired: return "expired";
+    case inbox_exit::evicted: return "capacity_exceeded";
+  }
+  return "unknown";
+}
+
+std::string inbound_message::to_record() const {
+  json::object o{{"message_id", message_id}, {"text", text}, {"accepted_at", accepted_at}, {"expires_at", expires_at}};
+  auto put = [&](const char* key, const std::string& value) {
+    if (!value.empty()) o[key] = value;
+  };
+  put("msg_id", msg_id);
+  put("context_text", context_text);
+  put("channel_key", channel_key);
+  put("sender_id", sender_id);
+  put("sender_name", sender_name);
+  put("role", role);
+  put("modality", modality);
+  if (at) o["at"] = at;
+  if (!trigger) o["trigger"] = false;
+  if (!files.empty()) o["files"] = files;
+  return json::serialize(o);
+}
+
+std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, std::string_view text_json) {
+  boost::system::error_code ec;
+  auto v = json::parse(text_json, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto& o = v.as_object();
+  auto str = [&](const char* key) -> std::string {
+    auto* x = o.if_contains(key);
+    return x && x->is_string() ? std::string(x->as_string()) : std::string();
+  };
+  auto num = [&](const char* key) -> long long {
+    auto* x = o.if_contains(key);
+    return x && x->is_int64() ? x->as_int64() : 0;
+  };
+  inbound_message m;
+  m.seq = seq;
+  m.message_id = str("message_id");
+  if (m.message_id.empty()) return std::nullopt;
+  m.msg_id = str("msg_id");
+  m.text = str("text");
+  m.context_text = str("context_text");
+  m.channel_key = str("channel_key");
+  m.sender_id = str("sender_id");
+  m.sender_name = str("sender_name");
+  m.role = str("role");
+  m.modality = str("modality");
+  m.at = num("at");
+  m.accepted_at = num("accepted_at");
+  m.expires_at = num("expires_at");
+  auto* trigger = o.if_contains("trigger");
+  m.trigger = !(trigger && trigger->is_bool() && !trigger->as_bool());
+  if (auto* files = o.if_contains("files"); files && files->is_array()) m.files = files->as_array();
+  return m;
+}
+
+bool channel_inbox::seen(const std::string& msg_id, long long now) const {
+  auto it = seen_.find(msg_id);
+  return it != seen_.end() && it->second > now;
+}
+
+void channel_inbox::remember(const std::string& msg_id, long long expires_at) {
+  auto& until = seen_[msg_id];
+  until = std::max(until, expires_at);
+  seen_order_.emplace_back(expires_at, msg_id);
+}
+
+// Windows are opened with a fixed length, so they end about in the order they began; an entry that a later
+// remember() extended, or that forget() dropped, is skipped. A window out of order (ids read back from the store
+// in key order, a clock step) is forgotten once the ones before it are: late (at most one window), never early.
+std::vector<std::string> channel_inbox::forget_expired_ids(long long now) {
+  std::vector<std::string> gone;
+  while (!seen_order_.empty() && seen_order_.front().first <= now) {
+    auto it = seen_.find(seen_order_.front().second);
+    if (it != seen_.end() && it->second <= now) {
+      gone.push_back(it->first);
+      seen_.erase(it);
+    }
+    seen_order_.pop_front();
+  }
+  return gone;
+}
+
+std::vector<inbound_message> channel_inbox::add(inbound_message m) {
+  std::vector<inbound_message> evicted;
+  while (!entries_.empty() && entries_.size() >= policy_.capacity) evicted.push_back(remove(entries_.begin()));
+  last_seq_ = std::max(last_seq_, m.seq);
+  by_message_id_[m.message_id] = m.seq;
+  auto seq = m.seq;
+  entries_.emplace(seq, entry{std::move(m)});
+  return evicted;
+}
+
+void channel_inbox::restore(inbound_message m) {
+  auto seq = m.seq;
+  add(std::move(m));
+  mark_durable(seq);
+}
+
+void channel_inbox::mark_durable(std::uint64_t seq) {
+  if (auto it = entries_.find(seq); it != entries_.end()) it->second.durable = true;
+}
+
+void channel_inbox::drop(std::uint64_t seq) {
+  if (auto it = entries_.find(seq); it != entries_.end()) remove(it);
+}
+
+channel_inbox::sendable channel_inbox::take_sendable(long long now) {
+  sendable out;
+  if (paused_until_ > now) return out;
+  auto it = entries_.lower_bound(sent_below_);
+  for (; it != entries_.end() && in_flight_ < policy_.window;) {
+    auto& e = it->second;
+    if (!e.durable) break;  // order: nothing overtakes a message still being committed
+    if (e.message.expires_at <= now) {
+      // Its context (older, so expired too) went before it in this same walk.
+      auto next = std::next(it);
+      out.expired.push_back(remove(it));
+      it = next;
+      continue;
+    }
+    if (e.message.trigger && !e.in_flight) {
+      e.in_flight = true;
+      e.sent_at = now;
+      ++e.attempts;
+      ++in_flight_;
+      out.send.push_back(it->first);
+    }
+    ++it;
+  }
+  // Everything before `it` is in flight now, or context riding with a message in flight: the next walk (one
+  // per ack) starts here instead of stepping over the whole window again.
+  sent_below_ = it == entries_.end() ? last_seq_ + 1 : it->first;
+  return out;
+}
+
+const inbound_message* channel_inbox::find(std::uint64_t seq) const {
+  auto it = entries_.find(seq);
+  return it == entries_.end() ? nullptr : &it->second.message;
+}
+
+std::vector<const inbound_message*> channel_inbox::context_of(std::uint64_t seq) const {
+  std::vector<const inbound_message*> context;
+  auto it = entries_.find(seq);
+  while (it != entries_.begin()) {
+    --it;
+    if (it->second.message.trigger) break;
+    context.push_back(&it->second.message);
+  }
+  std::reverse(context.begin(), context.end());
+  return context;
+}
+
+int channel_inbox::attempts(std::uint64_t seq) const {
+  auto it = entries_.find(seq);
+  return it == entries_.end() ? 0 : it->second.attempts;
+}
+
+std::vector<inbound_message> channel_inbox::ack(std::string_view message_id, ack_status status, bool retryable,
+                                                long long now) {
+  auto id = by_message_id_.find(std::string(message_id));
+  if (id == by_message_id_.end()) return {};
+  auto it = entries_.find(id->second);
+  if (it == entries_.end()) return {};
+  if (status == ack_status::rejected && retryable) {
+    // Only a rejection of what is in flight now backs off; a late one of an earlier transmission is stale.
+    if (it->second.in_flight) back_off(now);
+    return {};
+  }
+  if (status != ack_status::rejected) failures_ = 0;
+  return remove_group(it);
+}
+
+void channel_inbox::route_lost() {
+  for (auto& [seq, e] : entries_) e.in_flight = false;
+  in_flight_ = 0;
+  sent_below_ = 0;
+}
+
+bool channel_inbox::check_timeouts(long long now) {
+  if (in_flight_ == 0) return false;
+  for (const auto& [seq, e] : entries_) {
+    if (e.in_flight && now - e.sent_at >= policy_.ack_timeout_ms) {
+      back_off(now);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<inbound_message> channel_inbox::expire(long long now) {
+  std::vector<inbound_message> gone;
+  while (!entries_.empty() && entries_.begin()->second.message.expires_at <= now) gone.push_back(remove(entries_.begin()));
+  return gone;
+}
+
+std::vector<inbound_message> channel_inbox::clear() {
+  std::vector<inbound_message> gone;
+  while (!entries_.empty()) gone.push_back(remove(entries_.begin()));
+  seen_.clear();
+  seen_order_.clear();
+  sent_below_ = 0;
+  return gone;
+}
+
+void channel_inbox::back_off(long long now) {
+  ++failures_;
+  long long delay = policy_.ack_timeout_ms;
+  for (int i = 1; i < failures_ && delay < policy_.retry_max_ms; ++i) delay *= 2;
+  paused_until_ = now + std::min(delay, policy_.retry_max_ms);
+  route_lost();  // resend from the head once the pause ends
+}
+
+std::vector<inbound_message> channel_inbox::remove_group(entry_map::iterator it) {
+  std::vector<inbound_message> group;
+  while (it != entries_.begin()) {
+    auto before = std::prev(it);
+    if (before->second.message.trigger) break;
+    group.push_back(remove(before));
+  }
+  std::reverse(group.begin(), group.end());
+  group.push_back(remove(it));
+  return group;
+}
+
+inbound_message channel_inbox::remove(entry_map::iterator it) {
+  if (it->second.in_flight) --in_flight_;
+  by_message_id_.erase(it->second.message.message_id);
+  inbound_message m = std::move(it->second.message);
+  entries_.erase(it);
+  return m;
+}
+
+}  // namespace xconn

@@ -1,0 +1,306 @@
+#include "core/plugin_host/connector.hpp"
+
+#include "core/base/ids.hpp"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+namespace xconn {
+
+namespace {
+
+// A held call that cannot wait longer is answered as the plugin failing it, retryable (protocol.md §7).
+call_result not_run(const std::string& what, std::string_view why) {
+  call_result r;
+  r.code = what == "tool" ? "tool_invoke_failed" : what + "_failed";
+  r.message = std::string(why);
+  r.retryable = true;
+  return r;
+}
+
+long long ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+connector::connector(std::string id, const plugins_config& limits, boost::asio::io_context& io,
+                     boost::asio::thread_pool& pool)
+    : id_(std::move(id)),
+      max_held_(static_cast<std::size_t>(limits.reload_pause_max_calls)),
+      max_pause_(limits.reload_pause_max_s),
+      io_(io),
+      pool_(pool) {}
+
+void connector::call_async(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
+                           std::function<void(call_result)> done) {
+  std::unique_lock lock(mutex_);
+  auto serving = current_.load();
+  if (retired_ || !serving) {
+    lock.unlock();
+    return fail_later(what, std::move(done), "the connector is not loaded");
+  }
+  if (!paused_) {
+    // Counted in flight under the lock, so a reload that pauses right after waits for this call; dispatched
+    // after it, so that waking a pool thread never holds up the other I/O threads.
+    serving->begin_call();
+    lock.unlock();
+    serving->dispatch_call(std::move(what), std::move(fn), on, timeout, std::move(done));
+    return;
+  }
+  if (overdue_ || held_.size() >= max_held_) {
+    ++failed_while_paused_;
+    lock.unlock();
+    return fail_later(what, std::move(done), "the connector is being reloaded; retry");
+  }
+  held_.push_back({std::move(what), std::move(fn), on, timeout, std::move(done), std::chrono::steady_clock::now()});
+}
+
+namespace {
+
+xconn_str view(const std::string& s) { return {s.data(), s.size()}; }
+
+// What an Optional hook the plugin's table lacks answers (plugin.h).
+constexpr std::string_view nothing_to_do = "{}";
+constexpr std::string_view cannot_send =
+    R"({"code":"not_supported","message":"this plugin cannot send messages","retryable":false})";
+constexpr std::string_view no_http =
+    R"({"status":501,"content_type":"application/json","body":"{\"error\":\"not_implemented\"}"})";
+constexpr std::string_view no_auth =
+    R"({"code":"not_supported","message":"this plugin has no auth flows","retryable":false})";
+
+}  // namespace
+
+void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
+                            std::string context_json, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "tool",
+      [channel_id = std::move(channel_id), tool_id = std::move(tool_id), arguments_json = std::move(arguments_json),
+       context_json = std::move(context_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        api.xconn_plugin_on_invoke_tool(instance, call, view(channel_id), view(tool_id), view(arguments_json),
+                                        view(context_json));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,
+                           const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "auth",
+      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id),
+       input_json = std::move(input_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_start) return plugin_generation::complete(call, XCONN_STATUS_ERROR, no_auth);
+        api.xconn_plugin_on_auth_start(instance, call, view(channel_id), view(flow_id), view(run_id), view(input_json));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_status(std::string channel_id, std::string flow_id, std::string run_id, bool refresh,
+                            const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "auth",
+      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id), refresh](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_status) return plugin_generation::complete(call, XCONN_STATUS_ERROR, no_auth);
+        api.xconn_plugin_on_auth_status(instance, call, view(channel_id), view(flow_id), view(run_id), refresh ? 1 : 0);
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_cancel(std::string channel_id, std::string flow_id, std::string run_id, const strand& on,
+                            ms timeout, done_fn done) {
+  call_async(
+      "auth",
+      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_cancel) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_auth_cancel(instance, call, view(channel_id), view(flow_id), view(run_id));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::auth_logout(std::string channel_id, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "logout",
+      [channel_id = std::move(channel_id)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_auth_logout) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_auth_logout(instance, call, view(channel_id));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::send(std::string channel_id, std::string reply_json, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "send",
+      [channel_id = std::move(channel_id), reply_json = std::move(reply_json)](const xconn_plugin_api& api,
+                                                                               void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_send) return plugin_generation::complete(call, XCONN_STATUS_ERROR, cannot_send);
+        api.xconn_plugin_on_send(instance, call, view(channel_id), view(reply_json));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::update(std::string channel_id, std::string message_id, std::string text_so_far, const strand& on,
+                       ms timeout, done_fn done) {
+  call_async(
+      "update",
+      [channel_id = std::move(channel_id), message_id = std::move(message_id), text_so_far = std::move(text_so_far)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_update) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_update(instance, call, view(channel_id), view(message_id), view(text_so_far));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::activity(std::string channel_id, std::string status, std::string tool_name, const strand& on,
+                         ms timeout, done_fn done) {
+  call_async(
+      "activity",
+      [channel_id = std::move(channel_id), status = std::move(status), tool_name = std::move(tool_name)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_activity) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_activity(instance, call, view(channel_id), view(status), view(tool_name));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::http(std::string method, std::string path, std::string query, std::string body, const strand& on,
+                     ms timeout, done_fn done) {
+  call_async(
+      "http",
+      [method = std::move(method), path = std::move(path), query = std::move(query), body = std::move(body)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_http) return plugin_generation::complete(call, XCONN_STATUS_OK, no_http);
+        api.xconn_plugin_on_http(instance, call, view(method), view(path), view(query), view(body));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done) {
+  call_async(
+      "consumer_stop",
+      [consumer_key = std::move(consumer_key)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+        if (!api.xconn_plugin_on_consumer_stop)
+          return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
+        api.xconn_plugin_on_consumer_stop(instance, call, view(consumer_key));
+      },
+      on, timeout, std::move(done));
+}
+
+void connector::fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why) {
+  // done runs on an I/O thread, never inside the caller's call.
+  boost::asio::post(io_, [done = std::move(done), r = not_run(what, why)]() mutable { done(std::move(r)); });
+}
+
+std::shared_ptr<plugin_generation> connector::current() const { return current_.load(); }
+
+std::shared_ptr<const plugin_manifest> connector::manifest() const { return current()->manifest(); }
+std::uint64_t connector::generation() const { return current()->number(); }
+std::string connector::config_digest() const { return current()->config_digest(); }
+health_snapshot connector::health() const { return current()->health(); }
+
+void connector::report_health(health_state h, std::string last_error_code) {
+  current()->report_health(h, std::move(last_error_code));
+}
+
+void connector::health_changed(const plugin_generation& from, health_state h) {
+  if (current().get() == &from && health_listener_) health_listener_(h);
+}
+
+void connector::install(std::shared_ptr<plugin_generation> g) {
+  std::lock_guard lock(mutex_);
+  current_.store(std::move(g));
+}
+
+void connector::pause() {
+  std::lock_guard lock(mutex_);
+  paused_ = true;
+  overdue_ = false;
+  failed_while_paused_ = 0;
+  paused_at_ = std::chrono::steady_clock::now();
+  pause_timer_ = std::make_shared<boost::asio::steady_timer>(io_, max_pause_);
+  pause_timer_->async_wait([self = shared_from_this(), timer = pause_timer_](boost::system::error_code ec) {
+    if (!ec) self->on_pause_deadline();
+  });
+}
+
+void connector::on_pause_deadline() {
+  std::deque<held_call> late;
+  {
+    std::lock_guard lock(mutex_);
+    if (!paused_) return;
+    overdue_ = true;
+    late.swap(held_);
+    failed_while_paused_ += late.size();
+  }
+  spdlog::warn("[plugin {}] reload still running after {} s: {} held calls fail as retryable", id_,
+               max_pause_.count(), late.size());
+  for (auto& c : late) c.done(not_run(c.what, "the connector is being reloaded; retry"));
+}
+
+void connector::resume(std::shared_ptr<plugin_generation> next, reload_record outcome) {
+  std::deque<held_call> held;
+  std::shared_ptr<plugin_generation> serving;
+  health_state before{};
+  {
+    std::lock_guard lock(mutex_);
+    serving = current_.load();
+    before = serving ? serving->health().health : health_state::healthy;
+    if (next) {
+      serving = std::move(next);
+      current_.store(serving);
+    }
+    paused_ = false;
+    overdue_ = false;
+    if (pause_timer_) pause_timer_->cancel();
+    pause_timer_.reset();
+    held.swap(held_);
+    outcome.pause_ms = ms_since(paused_at_);
+    outcome.held_calls = held.size() + failed_while_paused_;
+    outcome.failed_calls = failed_while_paused_;
+    for (const auto& c : held) outcome.longest_hold_ms = std::max(outcome.longest_hold_ms, ms_since(c.since));
+    if (failed_while_paused_ > 0) outcome.longest_hold_ms = std::max(outcome.longest_hold_ms, outcome.pause_ms);
+    outcome.at = unix_ms();
+    last_reload_ = std::move(outcome);
+    // In order, under the lock: a call arriving now queues behind them on its channel's strand.
+    for (auto& c : held) serving->call_async(std::move(c.what), std::move(c.fn), c.on, c.timeout, std::move(c.done));
+  }
+  auto after = serving->health().health;
+  if (after != before && health_listener_) health_listener_(after);
+}
+
+void connector::retire() {
+  std::deque<held_call> held;
+  {
+    std::lock_guard lock(mutex_);
+    retired_ = true;
+    paused_ = false;
+    if (pause_timer_) pause_timer_->cancel();
+    pause_timer_.reset();
+    held.swap(held_);
+  }
+  for (auto& c : held) fail_later(c.what, std::move(c.done), "the connector was removed");
+}
+
+bool connector::paused() const {
+  std::lock_guard lock(mutex_);
+  return paused_;
+}
+
+bool connector::retired() const {
+  std::lock_guard lock(mutex_);
+  return retired_;
+}
+
+void connector::note_reload(reload_record outcome) {
+  outcome.at = unix_ms();
+  std::lock_guard lock(mutex_);
+  last_reload_ = std::move(outcome);
+}
+
+std::optional<reload_record> connector::last_reload() const {
+  std::lock_guard lock(mutex_);
+  return last_reload_;
+}
+
+}  // namespace xconn

@@ -1,0 +1,101 @@
+// Every plugin loaded from plugins.dir, by plugin id; every file that was refused and why; and the reloads
+// that keep the first in step with the folder (docs/architecture.md "Hot reload").
+//
+// Loading, reloading and removing run on one reload thread of their own, one at a time: they wait on a
+// plugin's start and stop, which must never hold an I/O thread or a plugin pool thread.
+#pragma once
+
+#include "core/base/config.hpp"
+#include "core/plugin_host/connector.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xconn {
+
+// A file in plugins.dir that does not serve (or a new build that was not taken), with the logged reason.
+struct refused_plugin {
+  std::string file;
+  std::string plugin_id;  // from the file name; may not be a valid id
+  std::string reason;
+};
+
+class connector_registry {
+ public:
+  static constexpr std::size_t max_plugins = 16;
+  static constexpr std::chrono::seconds start_limit{5};
+  static constexpr std::chrono::seconds stop_limit{5};
+
+  connector_registry(const config& cfg, boost::asio::io_context& io, boost::asio::thread_pool& pool);
+  ~connector_registry();
+
+  // Where the plugins' calls into the host go. Set before load_all.
+  plugin_host_hooks& hooks() { return hooks_; }
+  // After a reload that took a new generation (its card may differ), from the reload thread.
+  void on_reloaded(std::function<void(const std::string& plugin_id)> f) { reloaded_ = std::move(f); }
+  // After a plugin was loaded and started (at start-up, or added later), from the loading thread.
+  void on_added(std::function<void(connector&)> f) { added_ = std::move(f); }
+  // When a removed plugin's calls have drained: close its sockets (1001). From the reload thread.
+  void on_removed(std::function<void(const std::string& plugin_id)> f) { removed_ = std::move(f); }
+
+  // Loads, validates, creates and starts every candidate in plugins.dir (blocking; at start-up).
+  void load_all();
+  // Queues a comparison of plugins.dir with what is loaded: new files load, changed ones reload, missing
+  // ones are removed (the watcher, SIGHUP). Several requests before it runs make one.
+  void rescan();
+  // Queues a reload of one plugin from its file even when unchanged (POST /connectors/{id}/reload). False
+  // when the id is neither loaded nor a file in plugins.dir.
+  bool request_reload(const std::string& plugin_id);
+  // Waits for the queued reloads (tests, and shutdown's first step).
+  void wait_idle();
+  // Refuses further reloads, waits for a running one, stops every plugin within its limit (at shutdown).
+  void stop_all();
+
+  std::shared_ptr<connector> find(std::string_view plugin_id) const;
+  std::vector<std::shared_ptr<connector>> all() const;
+  std::vector<refused_plugin> refused() const;
+
+ private:
+  void refuse(const std::filesystem::path& file, std::string reason);
+  void clear_refusal(const std::string& plugin_id);
+  // The .so files of plugins.dir that plugins.allow admits, sorted; nothing when the folder cannot be read.
+  std::optional<std::vector<std::filesystem::path>> candidates() const;
+  const connector_section& section_of(const std::string& plugin_id) const;
+  // Loads file as a generation of conn (not started); the error is one line for the log.
+  boost::system::result<std::shared_ptr<plugin_generation>, std::string> prepare(const std::filesystem::path& file,
+                                                                                 const std::shared_ptr<connector>& conn);
+  void add(const std::filesystem::path& file);
+  void replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file, bool forced);
+  void remove(const std::shared_ptr<connector>& conn);
+  void sync_dir(const std::string& forced_id);
+  void queue(std::function<void()> task);
+
+  const config& config_;
+  boost::asio::io_context& io_;
+  boost::asio::thread_pool& pool_;
+  std::filesystem::path cache_dir_;
+  plugin_host_hooks hooks_;
+  std::function<void(const std::string&)> reloaded_;
+  std::function<void(const std::string&)> removed_;
+  std::function<void(connector&)> added_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<connector>, std::less<>> loaded_;
+  std::vector<refused_plugin> refused_;
+  // Reload thread only: the bytes last refused per id, so an unchanged bad file is not retried on every event.
+  std::map<std::string, std::string> refused_sha_;
+  std::uint64_t next_generation_ = 1;
+  boost::asio::thread_pool reload_thread_{1};
+  std::atomic<bool> rescan_queued_{false};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace xconn

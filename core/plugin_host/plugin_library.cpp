@@ -1,0 +1,102 @@
+#include "core/plugin_host/plugin_library.hpp"
+
+#include "core/base/crypto.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace xconn {
+
+std::optional<std::string> file_sha256(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  sha256_stream digest;
+  std::array<char, 64 * 1024> buffer;
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0)
+    digest.update({buffer.data(), static_cast<std::size_t>(in.gcount())});
+  if (in.bad()) return std::nullopt;
+  return digest.final_hex();
+}
+
+namespace {
+
+const char* missing_required_hook(const xconn_plugin_api& t) {
+  if (!t.xconn_plugin_on_validate_config) return "on_validate_config";
+  if (!t.xconn_plugin_on_create) return "on_create";
+  if (!t.xconn_plugin_on_destroy) return "on_destroy";
+  if (!t.xconn_plugin_on_start) return "on_start";
+  if (!t.xconn_plugin_on_stop) return "on_stop";
+  if (!t.xconn_plugin_on_invoke_tool) return "on_invoke_tool";
+  return nullptr;
+}
+
+// An Optional hook may be NULL unless the manifest declares the feature it serves.
+const char* missing_feature_hook(const xconn_plugin_api& t, const plugin_manifest& m) {
+  auto flows = m.card.if_contains("auth_flows");
+  bool has_flows = flows && flows->is_array() && !flows->as_array().empty();
+  if (has_flows && (!t.xconn_plugin_on_auth_start || !t.xconn_plugin_on_auth_status || !t.xconn_plugin_on_auth_cancel ||
+                    !t.xconn_plugin_on_auth_logout))
+    return "the card declares auth_flows but the plugin table lacks an auth hook";
+  if (!m.http_routes.empty() && !t.xconn_plugin_on_http)
+    return "the manifest declares http_routes but the plugin table has no on_http";
+  if (m.delivery.can_edit && !t.xconn_plugin_on_update)
+    return "the manifest declares delivery.can_edit but the plugin table has no on_update";
+  if (m.delivery.typing && !t.xconn_plugin_on_activity)
+    return "the manifest declares delivery.typing but the plugin table has no on_activity";
+  return nullptr;
+}
+
+}  // namespace
+
+boost::system::result<std::shared_ptr<plugin_library>, std::string> load_plugin_library(
+    const std::filesystem::path& file, const std::filesystem::path& cache_dir) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::string("cannot read the file");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  auto out = std::make_shared<plugin_library>();
+  out->file = file;
+  out->sha256 = sha256_hex(bytes.str());
+
+  std::error_code ec;
+  std::filesystem::create_directories(cache_dir, ec);
+  auto cached = cache_dir / (out->sha256 + ".so");
+  if (!std::filesystem::exists(cached, ec)) {
+    auto partial = cache_dir / (out->sha256 + ".so.part");
+    std::filesystem::copy_file(file, partial, std::filesystem::copy_options::overwrite_existing, ec);
+    if (!ec) std::filesystem::rename(partial, cached, ec);
+    if (ec) return "cannot copy into " + cache_dir.string() + ": " + ec.message();
+  }
+
+  boost::dll::fs::error_code load_ec;
+  out->library.load(cached, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now, load_ec);
+  if (load_ec) return std::string("not a loadable shared library");
+  if (!out->library.has(XCONN_PLUGIN_ENTRY_SYMBOL))
+    return std::string("not an xconn plugin (no ") + XCONN_PLUGIN_ENTRY_SYMBOL + " symbol)";
+  auto entry = out->library.get<const xconn_plugin_api*(uint32_t)>(XCONN_PLUGIN_ENTRY_SYMBOL);
+  const xconn_plugin_api* api = entry(XCONN_PLUGIN_API_MAJOR);
+  if (!api) return "the plugin cannot serve plugin API major " + std::to_string(XCONN_PLUGIN_API_MAJOR);
+  if (api->api_major != XCONN_PLUGIN_API_MAJOR)
+    return "built against plugin API major " + std::to_string(api->api_major) + ", this host speaks major " +
+           std::to_string(XCONN_PLUGIN_API_MAJOR);
+  if (api->struct_size < XCONN_PLUGIN_API_1_0_SIZE)
+    return "plugin table too small (" + std::to_string(api->struct_size) + " bytes)";
+  std::memcpy(&out->table, api, std::min<std::size_t>(api->struct_size, sizeof out->table));
+  out->table.struct_size = sizeof out->table;
+  out->api = &out->table;
+  if (auto missing = missing_required_hook(out->table)) return std::string("plugin table has no ") + missing;
+
+  auto manifest = parse_manifest(std::string_view(api->manifest_json.data, api->manifest_json.size),
+                                 std::string_view(api->build_json.data, api->build_json.size));
+  if (!manifest) return "invalid manifest: " + manifest.error();
+  if (manifest->id != file.stem().string())
+    return "manifest id " + manifest->id + " does not match the file name " + file.filename().string();
+  if (auto missing = missing_feature_hook(out->table, *manifest)) return std::string(missing);
+  out->manifest = std::move(*manifest);
+  return out;
+}
+
+}  // namespace xconn

@@ -1,0 +1,349 @@
+#include "core/store/store.hpp"
+
+#include <lmdb.h>
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <utility>
+
+namespace xconn {
+
+namespace {
+
+class lmdb_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "lmdb"; }
+  std::string message(int code) const override { return mdb_strerror(code); }
+};
+
+const std::error_category& lmdb_category() {
+  static const lmdb_category_impl category;
+  return category;
+}
+
+// LMDB returns either its own negative MDB_* codes or a plain errno (ENOSPC, EIO, ENOMEM...); the latter
+// keep the generic category so callers can compare them with std::errc.
+std::error_code to_error(int rc) {
+  if (rc == MDB_SUCCESS) return {};
+  if (rc > 0) return {rc, std::generic_category()};
+  return {rc, lmdb_category()};
+}
+
+MDB_val to_val(std::string_view s) { return {s.size(), const_cast<char*>(s.data())}; }
+std::string_view to_view(const MDB_val& v) { return {static_cast<const char*>(v.mv_data), v.mv_size}; }
+
+}  // namespace
+
+write_batch& write_batch::put(std::string database, std::string key, std::string value) {
+  ops.push_back({store_op::kind::put, std::move(database), std::move(key), std::move(value)});
+  return *this;
+}
+
+write_batch& write_batch::erase(std::string database, std::string key) {
+  ops.push_back({store_op::kind::erase, std::move(database), std::move(key), {}});
+  return *this;
+}
+
+struct store::impl {
+  struct request {
+    write_batch batch;
+    completion done;
+  };
+
+  MDB_env* env = nullptr;
+  std::map<std::string, MDB_dbi, std::less<>> dbis;  // fixed after open: read without a lock
+
+  // mdb_env_set_mapsize needs no live transaction in this process: every transaction (read txns and the
+  // writer's txn) holds this shared; a resize holds it exclusive.
+  std::shared_mutex txn_guard;
+  std::atomic<std::uint64_t> map_bytes{0};
+  std::atomic<std::uint64_t> commits{0};
+  // Requests per transaction: enough to share one sync among many writers, few enough that the first of them
+  // are answered without waiting for everything queued behind them.
+  static constexpr std::size_t max_requests_per_commit = 1024;
+  std::size_t max_key_bytes = 511;  // mdb_env_get_maxkeysize, read at open
+
+  std::mutex queue_mutex;
+  std::condition_variable queue_cv;
+  std::vector<request> queue;
+  bool stopping = false;
+  std::thread writer;
+
+  ~impl() {
+    if (env) mdb_env_close(env);
+  }
+
+  const MDB_dbi* find_dbi(std::string_view name) const {
+    auto it = dbis.find(name);
+    return it == dbis.end() ? nullptr : &it->second;
+  }
+
+  void refresh_map_size() {
+    MDB_envinfo info{};
+    if (mdb_env_info(env, &info) == MDB_SUCCESS) map_bytes = info.me_mapsize;
+  }
+
+  // Another process grew the map (MDB_MAP_RESIZED): adopt its size. Caller holds no transaction.
+  void adopt_map_size() {
+    std::unique_lock lock(txn_guard);
+    mdb_env_set_mapsize(env, 0);
+    refresh_map_size();
+  }
+
+  // Doubles the map after MDB_MAP_FULL. Caller holds no transaction. False when the OS refuses.
+  bool grow_map() {
+    std::unique_lock lock(txn_guard);
+    if (mdb_env_set_mapsize(env, static_cast<size_t>(map_bytes.load()) * 2) != MDB_SUCCESS) return false;
+    refresh_map_size();
+    return true;
+  }
+
+  // Begins a transaction with `lock` (unlocked on entry) held shared for its lifetime; retries once the
+  // map was grown by another process.
+  int begin(unsigned flags, MDB_txn** txn, std::shared_lock<std::shared_mutex>& lock) {
+    for (int attempt = 0;; ++attempt) {
+      lock = std::shared_lock(txn_guard);
+      int rc = mdb_txn_begin(env, nullptr, flags, txn);
+      if (rc != MDB_MAP_RESIZED || attempt == 3) return rc;
+      lock.unlock();
+      adopt_map_size();
+    }
+  }
+
+  // What LMDB would refuse in a request on its own (an unknown database, an empty or over-long key) fails that
+  // request alone, before any transaction: inside one, the only failures left are the environment's. (A child
+  // transaction per request would isolate them too, but costs a 2 MiB dirty list each and makes a large group
+  // commit quadratic.)
+  std::error_code check(const write_batch& batch) const {
+    for (const auto& op : batch.ops) {
+      if (!find_dbi(op.database)) return std::make_error_code(std::errc::invalid_argument);
+      if (op.key.empty() || op.key.size() > max_key_bytes) return to_error(MDB_BAD_VALSIZE);
+    }
+    return {};
+  }
+
+  int apply(MDB_txn* txn, const write_batch& batch) {
+    for (const auto& op : batch.ops) {
+      MDB_dbi dbi = *find_dbi(op.database);
+      MDB_val key = to_val(op.key);
+      int rc;
+      if (op.what == store_op::kind::put) {
+        MDB_val value = to_val(op.value);
+        rc = mdb_put(txn, dbi, &key, &value, 0);
+      } else {
+        rc = mdb_del(txn, dbi, &key, nullptr);
+        if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
+      }
+      if (rc != MDB_SUCCESS) return rc;
+    }
+    return MDB_SUCCESS;
+  }
+
+  static void finish(request& r, std::error_code ec) {
+    if (!r.done) return;
+    // A throwing completion must not kill the writer thread (that would terminate the process).
+    try {
+      r.done(ec);
+    } catch (...) {
+    }
+  }
+
+  // Commits work[first, ...) in one transaction, at most max_requests_per_commit of it and as far as it fits;
+  // completes those requests and returns how many it completed (at least one).
+  std::size_t commit_some(std::vector<request>& work, std::size_t first) {
+    std::size_t count = std::min(work.size() - first, max_requests_per_commit);
+    std::vector<std::error_code> results;
+    for (;;) {
+      results.assign(count, {});
+      std::shared_lock<std::shared_mutex> lock;
+      MDB_txn* txn = nullptr;
+      int rc = begin(0, &txn, lock);
+      if (rc == MDB_SUCCESS) {
+        for (std::size_t i = 0; i < count && rc == MDB_SUCCESS; ++i)
+          if (!(results[i] = check(work[first + i].batch))) rc = apply(txn, work[first + i].batch);
+        if (rc != MDB_SUCCESS)
+          mdb_txn_abort(txn);
+        else
+          rc = mdb_txn_commit(txn);  // frees txn whatever the result
+      }
+      lock.unlock();
+      if (rc == MDB_MAP_FULL && grow_map()) continue;  // nothing of this try was kept: redo it all
+      // The dirty-page limit of one transaction: try again with fewer; a request that alone exceeds it fails alone.
+      if (rc == MDB_TXN_FULL && count > 1) {
+        count /= 2;
+        continue;
+      }
+      if (rc == MDB_TXN_FULL) {
+        finish(work[first], to_error(rc));
+        return 1;
+      }
+      if (rc != MDB_SUCCESS) {
+        // The environment failed (begin, a write, commit, or no room to grow): everything pending fails with it.
+        for (std::size_t i = first; i < work.size(); ++i) finish(work[i], to_error(rc));
+        return work.size() - first;
+      }
+      ++commits;
+      for (std::size_t i = 0; i < count; ++i) finish(work[first + i], results[i]);
+      return count;
+    }
+  }
+
+  void run_writer() {
+    std::vector<request> work;
+    for (;;) {
+      {
+        std::unique_lock lock(queue_mutex);
+        queue_cv.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;  // stopping and drained
+        work.swap(queue);
+      }
+      bool any_ops = false;
+      for (const auto& r : work) any_ops = any_ops || !r.batch.ops.empty();
+      if (!any_ops) {  // only flush markers: no transaction to commit
+        for (auto& r : work) finish(r, {});
+      } else {
+        for (std::size_t done = 0; done < work.size();) done += commit_some(work, done);
+      }
+      work.clear();
+    }
+  }
+};
+
+boost::system::result<std::unique_ptr<store>, std::string> store::open(const store_options& options) {
+  auto fail = [&](const std::string& reason) {
+    return "cannot open the store at " + options.path + ": " + reason;
+  };
+  std::error_code fs_error;
+  if (!std::filesystem::exists(options.path, fs_error)) {
+    std::filesystem::create_directories(options.path, fs_error);
+    if (fs_error) return fail(fs_error.message());
+    // The store holds every durable fact of the host (tokens included): owner only.
+    ::chmod(options.path.c_str(), 0700);
+  }
+
+  auto p = std::make_unique<impl>();
+  int rc = mdb_env_create(&p->env);
+  if (rc != MDB_SUCCESS) {
+    p->env = nullptr;
+    return fail(mdb_strerror(rc));
+  }
+  if ((rc = mdb_env_set_maxdbs(p->env, 64)) != MDB_SUCCESS ||
+      (rc = mdb_env_set_mapsize(p->env, static_cast<size_t>(options.map_size_bytes))) != MDB_SUCCESS)
+    return fail(mdb_strerror(rc));
+  // MDB_NOTLS: read transactions are tied to the txn object, not the thread, so any thread may read.
+  if ((rc = mdb_env_open(p->env, options.path.c_str(), MDB_NOTLS, 0600)) != MDB_SUCCESS)
+    return fail(mdb_strerror(rc));  // ~impl closes the env, as mdb_env_open requires on failure
+  p->max_key_bytes = static_cast<std::size_t>(mdb_env_get_maxkeysize(p->env));
+  int stale = 0;
+  if ((rc = mdb_reader_check(p->env, &stale)) != MDB_SUCCESS) return fail(mdb_strerror(rc));
+
+  std::shared_lock<std::shared_mutex> lock;
+  MDB_txn* txn = nullptr;
+  if ((rc = p->begin(0, &txn, lock)) != MDB_SUCCESS) return fail(mdb_strerror(rc));
+  for (const auto& name : options.databases) {
+    MDB_dbi dbi;
+    if ((rc = mdb_dbi_open(txn, name.c_str(), MDB_CREATE, &dbi)) != MDB_SUCCESS) {
+      mdb_txn_abort(txn);
+      return fail("database " + name + ": " + mdb_strerror(rc));
+    }
+    p->dbis.emplace(name, dbi);
+  }
+  if ((rc = mdb_txn_commit(txn)) != MDB_SUCCESS) return fail(mdb_strerror(rc));
+  lock.unlock();
+  p->refresh_map_size();
+
+  std::unique_ptr<store> s(new store(std::move(p)));
+  s->impl_->writer = std::thread([raw = s->impl_.get()] { raw->run_writer(); });
+  return s;
+}
+
+store::store(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+store::~store() {
+  {
+    std::lock_guard lock(impl_->queue_mutex);
+    impl_->stopping = true;
+  }
+  impl_->queue_cv.notify_one();
+  if (impl_->writer.joinable()) impl_->writer.join();  // the writer drains the queue before it returns
+}
+
+void store::write(write_batch batch, completion done) {
+  {
+    std::lock_guard lock(impl_->queue_mutex);
+    if (!impl_->stopping) {
+      impl_->queue.push_back({std::move(batch), std::move(done)});
+      impl_->queue_cv.notify_one();
+      return;
+    }
+  }
+  if (done) done(std::make_error_code(std::errc::operation_canceled));  // the store is closing
+}
+
+std::error_code store::write_sync(write_batch batch) {
+  std::promise<std::error_code> result;
+  auto future = result.get_future();
+  write(std::move(batch), [&result](std::error_code ec) { result.set_value(ec); });
+  return future.get();
+}
+
+void store::flush() { write_sync({}); }
+
+std::optional<std::string> store::get(std::string_view database, std::string_view key) const {
+  const MDB_dbi* dbi = impl_->find_dbi(database);
+  if (!dbi) return std::nullopt;
+  std::shared_lock<std::shared_mutex> lock;
+  MDB_txn* txn = nullptr;
+  if (impl_->begin(MDB_RDONLY, &txn, lock) != MDB_SUCCESS) return std::nullopt;
+  MDB_val k = to_val(key), v{};
+  std::optional<std::string> out;
+  // An empty or oversized key is refused by LMDB (MDB_BAD_VALSIZE): such a key cannot exist either.
+  if (mdb_get(txn, *dbi, &k, &v) == MDB_SUCCESS) out.emplace(to_view(v));
+  mdb_txn_abort(txn);
+  return out;
+}
+
+void store::scan(std::string_view database, std::string_view prefix,
+                 const std::function<bool(std::string_view key, std::string_view value)>& visit) const {
+  const MDB_dbi* dbi = impl_->find_dbi(database);
+  if (!dbi) return;
+  // The visitor runs inside the read txn (zero copy), holding the resize guard shared: it must not wait on
+  // a write of this store, which may need that guard exclusive to grow the map.
+  std::shared_lock<std::shared_mutex> lock;
+  MDB_txn* txn = nullptr;
+  if (impl_->begin(MDB_RDONLY, &txn, lock) != MDB_SUCCESS) return;
+  MDB_cursor* cursor = nullptr;
+  if (mdb_cursor_open(txn, *dbi, &cursor) != MDB_SUCCESS) {
+    mdb_txn_abort(txn);
+    return;
+  }
+  struct cleanup {  // the visitor may throw
+    MDB_txn* txn;
+    MDB_cursor* cursor;
+    ~cleanup() {
+      mdb_cursor_close(cursor);  // read-only cursors are not freed with their txn
+      mdb_txn_abort(txn);
+    }
+  } guard{txn, cursor};
+  MDB_val k = to_val(prefix), v{};
+  int rc = prefix.empty() ? mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
+                          : mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    std::string_view key = to_view(k);
+    if (!key.starts_with(prefix) || !visit(key, to_view(v))) break;
+  }
+}
+
+std::uint64_t store::map_size() const { return impl_->map_bytes; }
+std::uint64_t store::commit_count() const { return impl_->commits; }
+
+}  // namespace xconn
