@@ -1,7 +1,5 @@
 #include "core/app/http_listener.hpp"
 
-#include "core/app/http_session.hpp"
-
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <spdlog/spdlog.h>
@@ -9,8 +7,8 @@
 namespace xconn {
 namespace beast = boost::beast;
 
-http_listener::http_listener(boost::asio::io_context& io, server_context& ctx)
-    : io_(io), acceptor_(boost::asio::make_strand(io)), ctx_(ctx) {}
+http_listener::http_listener(boost::asio::io_context& io, serve_fn serve)
+    : io_(io), acceptor_(boost::asio::make_strand(io)), serve_(std::move(serve)) {}
 
 std::string http_listener::open(const boost::asio::ip::tcp::endpoint& endpoint) {
   beast::error_code ec;
@@ -42,7 +40,7 @@ void http_listener::on_accept(beast::error_code ec, boost::asio::ip::tcp::socket
   if (!ec) {
     beast::error_code nd;
     socket.set_option(boost::asio::ip::tcp::no_delay(true), nd);
-    std::make_shared<http_session>(std::move(socket), ctx_)->run();
+    serve_(std::move(socket));
   } else {
     spdlog::warn("accept: {}", ec.message());
   }

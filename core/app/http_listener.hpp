@@ -1,18 +1,18 @@
-// Accepts TCP connections on the configured address; each gets its own strand and http_session.
+// Accepts TCP connections on the configured address, each on its own strand, and hands each to serve.
 #pragma once
-
-#include "core/context/server_context.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/error.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace xconn {
 
 class http_listener : public std::enable_shared_from_this<http_listener> {
  public:
-  http_listener(boost::asio::io_context& io, server_context& ctx);
+  using serve_fn = std::function<void(boost::asio::ip::tcp::socket&& socket)>;
+  http_listener(boost::asio::io_context& io, serve_fn serve);
   // Binds and listens; the error names the address.
   std::string open(const boost::asio::ip::tcp::endpoint& endpoint);
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
@@ -25,7 +25,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
 
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  server_context& ctx_;
+  serve_fn serve_;
 };
 
 }  // namespace xconn

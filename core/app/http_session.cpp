@@ -1,7 +1,7 @@
 #include "core/app/http_session.hpp"
 
-#include "core/control/control_plane.hpp"
-#include "core/control/plugin_routes.hpp"
+#include "core/app/http_routes.hpp"
+#include "core/context/access.hpp"
 #include "core/dataplane/ws_session.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -48,10 +48,8 @@ void http_session::do_read() {
 
 void http_session::on_header(beast::error_code ec, std::size_t bytes) {
   if (ec) return on_read(ec, bytes);
-  const auto& header = header_parser_->get();
-  auto parts = split_connector_path(header.target());
-  if (is_upload_path(parts) && !beast::websocket::is_upgrade(header) && ctx_.connectors.find(parts.plugin_id))
-    return start_upload();
+  route_ = &route_for(ctx_, header_parser_->get());
+  if (route_->body == route_body::streamed) return start_upload();
   // Everything else is small: read the whole body, within the limit.
   if (auto length = header_parser_->content_length(); length && *length > body_limit)
     return on_read(http::error::body_limit, bytes);
@@ -75,27 +73,18 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   }
   if (ec) return;
   http_request req = parser_->release();
-  if (beast::websocket::is_upgrade(req)) return upgrade(std::move(req));
+  if (route_->body == route_body::upgrade) return upgrade(std::move(req));
   if (ctx_.stopping) {
     auto res = error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping");
     res.keep_alive(false);
     return reply(std::move(res));
   }
-  auto parts = split_connector_path(req.target());
-  if (is_file_ref_path(parts) && ctx_.connectors.find(parts.plugin_id)) {
-    return serve_file_ref(ctx_, req, [self = shared_from_this()](file_answer answer) {
-      // A delete is answered from the store's thread: write from this connection's strand.
-      boost::asio::dispatch(self->stream_.get_executor(), [self, answer = std::move(answer)]() mutable {
-        std::visit([&](auto& res) { self->send(std::move(res)); }, answer);
-      });
+  serve_route(*route_, ctx_, req, [self = shared_from_this()](file_answer answer) {
+    // A plugin or the store's writer may answer from its own thread: write from this connection's strand.
+    boost::asio::dispatch(self->stream_.get_executor(), [self, answer = std::move(answer)]() mutable {
+      std::visit([&](auto& res) { self->send(std::move(res)); }, answer);
     });
-  }
-  bool taken = serve_plugin_route(ctx_, req, [self = shared_from_this()](http_response res) {
-    // The plugin answers on an I/O thread of its own choosing: write from this connection's strand.
-    boost::asio::dispatch(self->stream_.get_executor(),
-                          [self, res = std::move(res)]() mutable { self->reply(std::move(res)); });
   });
-  if (!taken) reply(handle_control_request(ctx_, req));
 }
 
 void http_session::start_upload() {

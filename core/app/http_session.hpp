@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "core/app/http_routes.hpp"
 #include "core/control/file_routes.hpp"
 #include "core/control/file_upload.hpp"
 #include "core/wire/http_types.hpp"
@@ -48,6 +49,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   server_context& ctx_;
+  const route_entry* route_ = nullptr;  // of the request being read
   std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> header_parser_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> upload_parser_;

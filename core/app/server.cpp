@@ -5,6 +5,7 @@
 #include "core/channels/connector_ids.hpp"
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/app/http_listener.hpp"
+#include "core/app/http_session.hpp"
 #include "core/channels/consumer_registry.hpp"
 #include "core/channels/deferred_logouts.hpp"
 #include "core/files/download_links.hpp"
@@ -55,6 +56,22 @@ struct server::impl {
   std::string base_url;
   std::string key_file;
   bool running = false;
+
+  // start(), step by step.
+  std::string open_store_and_keys();
+  void build_services();
+  std::string listen(std::string& host);
+  struct restored_counts {
+    std::size_t channels = 0, waiting = 0, leased = 0, files = 0;
+  } restored;  // what the store brought back, for the start-up line
+  std::string restore_and_start();
+
+  // How the services reach each other: every callback between them, handed over at construction. Each captures
+  // this impl and looks its target up when called, so it may name a service built after the one that holds it.
+  plugin_host_hooks plugin_hooks();
+  connector_registry::events registry_events();
+  channel_service::dropped_fn channels_dropped();
+  file_lookup message_files();
 };
 
 namespace {
@@ -92,9 +109,7 @@ server::~server() {
   impl_->io.reset();
 }
 
-std::string server::start() {
-  auto& s = *impl_;
-  const auto& cfg = s.cfg;
+std::string server::impl::open_store_and_keys() {
   store_options opts;
   opts.path = cfg.store.path;
   opts.map_size_bytes = cfg.store.map_size_bytes;
@@ -104,128 +119,153 @@ std::string server::start() {
                     std::string(consumer_registry::database), std::string(file_store::files_db),
                     std::string(file_store::chunks_db), std::string(file_store::by_channel_db),
                     std::string(deferred_logouts::database)};
-  auto db = store::open(opts);
-  if (!db) return "store: " + db.error();
-  s.db = std::move(*db);
+  auto opened = store::open(opts);
+  if (!opened) return "store: " + opened.error();
+  db = std::move(*opened);
+  auto loaded_keys = api_keys::load(cfg.server.api_keys, cfg.store.path);
+  if (!loaded_keys) return "api key: " + loaded_keys.error();
+  keys = std::move(*loaded_keys);
+  key_file = keys->key_file();
+  auto loaded_links = download_links::load(*db);
+  if (!loaded_links) return loaded_links.error();
+  links.emplace(std::move(*loaded_links));
+  return {};
+}
 
-  auto keys = api_keys::load(cfg.server.api_keys, cfg.store.path);
-  if (!keys) return "api key: " + keys.error();
-  s.keys = std::move(*keys);
-  s.key_file = s.keys->key_file();
-  auto links = download_links::load(*s.db);
-  if (!links) return links.error();
-  s.links.emplace(std::move(*links));
-
-  s.io = std::make_unique<asio::io_context>();
-  s.work.emplace(s.io->get_executor());
-  s.pool = std::make_unique<asio::thread_pool>(cfg.plugins.threads);
-  s.connectors = std::make_unique<connector_registry>(s.cfg, *s.io, *s.pool);
-  s.ids = std::make_unique<connector_ids>(*s.db);
-  s.channels = std::make_unique<channel_service>(*s.db, s.cfg, *s.connectors, *s.io);
-  s.inbound = std::make_unique<inbound_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.io);
-  s.outbound = std::make_unique<outbound_service>(*s.db, s.cfg, *s.channels, *s.inbound);
-  s.consumers = std::make_unique<consumer_registry>(*s.db);
-  s.owed_logouts = std::make_unique<deferred_logouts>(*s.db, s.cfg.tools.timeout_s);
-  s.leases = std::make_unique<lease_service>(*s.db, s.cfg, *s.channels, *s.connectors, *s.consumers, *s.owed_logouts,
-                                             *s.io);
-  // Channels force-deregistered while their plugin was gone get its sign-out once it is back.
-  s.connectors->on_added([owed = s.owed_logouts.get()](connector& conn) { owed->run(conn); });
-  s.files = std::make_unique<file_store>(*s.db, s.cfg.files);
-  s.plugin_file_access = std::make_unique<plugin_files>(
-      *s.files, [channels = s.channels.get()](std::string_view plugin_id, std::string_view channel_id) {
-        auto where = channels->route_of(channel_id);
-        return where && where->plugin_id == plugin_id;
-      });
-  auto& hooks = s.connectors->hooks();
-  hooks.files = s.plugin_file_access.get();
-  hooks.consumer_acquire = [consumers = s.consumers.get(), channels = s.channels.get()](
-                               connector& from, std::string channel_id, std::string key) {
+plugin_host_hooks server::impl::plugin_hooks() {
+  plugin_host_hooks hooks;
+  hooks.files = plugin_file_access.get();
+  hooks.emit = [this](connector& from, std::string channel_id, std::string json,
+                      std::function<void(emit_outcome)> done) {
+    inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
+  };
+  hooks.consumer_acquire = [this](connector& from, std::string channel_id, std::string key) {
     // Only a channel of this plugin can hold a reference: a stray id would hold one nobody releases.
     auto where = channels->route_of(channel_id);
     if (!where || where->plugin_id != from.id()) return -1;
     return consumers->acquire(from.id(), channel_id, key);
   };
-  hooks.consumer_release = [consumers = s.consumers.get(), cfg = &s.cfg](connector& from, std::string channel_id,
-                                                                         std::string key) {
-    if (consumers->release(from.id(), channel_id, key)) stop_consumers(from, {key}, cfg->tools.timeout_s);
+  hooks.consumer_release = [this](connector& from, std::string channel_id, std::string key) {
+    if (consumers->release(from.id(), channel_id, key))
+      from.stop_consumers({key}, std::chrono::seconds(cfg.tools.timeout_s));
   };
-  hooks.health_changed = [channels = s.channels.get()](const std::string& plugin_id, health_state) {
-    channels->push_descriptors(plugin_id);
+  hooks.health_changed = [this](const std::string& plugin_id, health_state) { channels->push_descriptors(plugin_id); };
+  return hooks;
+}
+
+connector_registry::events server::impl::registry_events() {
+  return {
+      // Channels force-deregistered while their plugin was gone get its sign-out once it is back.
+      .added = [this](connector& conn) { owed_logouts->run(conn); },
+      // A new generation may change the card (tools, flows, version): open channels get their descriptors again.
+      .reloaded = [this](const std::string& plugin_id) { channels->push_descriptors(plugin_id); },
+      // A removed plugin's sockets close once its calls are answered; its channels stay stored.
+      .removed =
+          [this](const std::string& plugin_id) {
+            for (auto& session : ctx->sessions.snapshot())
+              if (session->plugin_id() == plugin_id) session->shut_down();
+          },
   };
-  hooks.emit = [inbound = s.inbound.get()](connector& from, std::string channel_id, std::string json,
-                                           std::function<void(emit_outcome)> done) {
-    inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
-  };
-  // A new generation may change the card (tools, flows, version): open channels get their descriptors again.
-  s.connectors->on_reloaded([channels = s.channels.get()](const std::string& plugin_id) {
-    channels->push_descriptors(plugin_id);
-  });
-  s.channels->on_dropped([inbound = s.inbound.get(), outbound = s.outbound.get(),
-                          files = s.files.get()](const std::vector<std::string>& ids) {
+}
+
+channel_service::dropped_fn server::impl::channels_dropped() {
+  return [this](const std::vector<std::string>& ids) {
     inbound->drop_channels(ids);
     outbound->drop_channels(ids);
     files->drop_channels(ids);  // a file_ref is bound to its channel (protocol.md §5)
-  });
-  s.inbound->on_tick([outbound = s.outbound.get(), connectors = s.connectors.get()] { outbound->tick(*connectors); });
-  s.ctx.reset(new server_context{s.cfg, *s.keys, *s.db, *s.connectors, *s.ids, *s.channels, *s.inbound, *s.outbound,
-                                 *s.leases, *s.consumers, *s.files, *s.links, {}, {}, {}, {}});
-  // A removed plugin's sockets close once its calls are answered; its channels stay stored.
-  s.connectors->on_removed([ctx = s.ctx.get()](const std::string& plugin_id) {
-    for (auto& session : ctx->sessions.snapshot())
-      if (session->plugin_id() == plugin_id) session->shut_down();
-  });
+  };
+}
 
-  auto endpoint = parse_listen(*s.io, cfg.server.listen);
+file_lookup server::impl::message_files() {
+  return {[this](std::string_view plugin_id, std::string_view channel_id,
+                 std::string_view file_ref) -> std::optional<boost::json::object> {
+            auto f = files->find_on(plugin_id, channel_id, file_ref);
+            return f ? std::optional(f->item()) : std::nullopt;
+          },
+          [this](std::string_view plugin_id, std::string_view file_ref) {
+            // Signed when the message carrying it is sent (protocol.md §5).
+            return links->url(base_url, plugin_id, file_ref, files->now() / 1000 + files->settings().url_ttl_s);
+          }};
+}
+
+void server::impl::build_services() {
+  io = std::make_unique<asio::io_context>();
+  work.emplace(io->get_executor());
+  pool = std::make_unique<asio::thread_pool>(cfg.plugins.threads);
+  files = std::make_unique<file_store>(*db, cfg.files);
+  plugin_file_access = std::make_unique<plugin_files>(
+      *files, [this](std::string_view plugin_id, std::string_view channel_id) {
+        auto where = channels->route_of(channel_id);
+        return where && where->plugin_id == plugin_id;
+      });
+  connectors = std::make_unique<connector_registry>(cfg, *io, *pool, plugin_hooks(), registry_events());
+  ids = std::make_unique<connector_ids>(*db);
+  channels = std::make_unique<channel_service>(*db, cfg, *connectors, *io, channels_dropped());
+  inbound = std::make_unique<inbound_service>(*db, cfg, *channels, *connectors, *io, message_files(),
+                                              [this] { outbound->tick(*connectors); });
+  outbound = std::make_unique<outbound_service>(
+      *db, cfg, *channels, [this](std::string_view channel_id) { return inbound->last_delivered(channel_id); },
+      message_files());
+  consumers = std::make_unique<consumer_registry>(*db);
+  owed_logouts = std::make_unique<deferred_logouts>(*db, cfg.tools.timeout_s);
+  leases = std::make_unique<lease_service>(*db, cfg, *channels, *connectors, *consumers, *owed_logouts, *io);
+  ctx.reset(new server_context{cfg, *keys, *db, *connectors, *ids, *channels, *inbound, *outbound, *leases,
+                               *consumers, *files, *links, {}, {}, {}, {}});
+}
+
+std::string server::impl::listen(std::string& host) {
+  auto endpoint = parse_listen(*io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
-  s.listener = std::make_shared<http_listener>(*s.io, *s.ctx);
-  if (auto err = s.listener->open(*endpoint); !err.empty()) return err;
-  auto bound = s.listener->local_endpoint();
-  s.port = bound.port();
-  std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
-  s.base_url = cfg.server.public_base_url.empty() ? "http://" + host + ":" + std::to_string(s.port)
-                                                  : cfg.server.public_base_url;
-  while (!s.base_url.empty() && s.base_url.back() == '/') s.base_url.pop_back();
-  s.ctx->public_base_url = s.base_url;
-  file_lookup lookup{
-      [files = s.files.get()](std::string_view plugin_id, std::string_view channel_id,
-                              std::string_view file_ref) -> std::optional<boost::json::object> {
-        auto f = files->find_on(plugin_id, channel_id, file_ref);
-        return f ? std::optional(f->item()) : std::nullopt;
-      },
-      [files = s.files.get(), links = &*s.links, base = s.base_url](std::string_view plugin_id,
-                                                                   std::string_view file_ref) {
-        // Signed when the message carrying it is sent (protocol.md §5).
-        return links->url(base, plugin_id, file_ref, files->now() / 1000 + files->settings().url_ttl_s);
-      }};
-  s.inbound->use_files(lookup);
-  s.outbound->use_files(lookup);
+  listener = std::make_shared<http_listener>(
+      *io, [this](asio::ip::tcp::socket&& socket) { std::make_shared<http_session>(std::move(socket), *ctx)->run(); });
+  if (auto err = listener->open(*endpoint); !err.empty()) return err;
+  auto bound = listener->local_endpoint();
+  port = bound.port();
+  host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  base_url = cfg.server.public_base_url.empty() ? "http://" + host + ":" + std::to_string(port)
+                                                : cfg.server.public_base_url;
+  while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+  ctx->public_base_url = base_url;
+  return {};
+}
 
-  auto restored = s.channels->load();
-  auto waiting = s.inbound->load();
-  s.outbound->load();
-  s.consumers->load();
+std::string server::impl::restore_and_start() {
+  restored.channels = channels->load();
+  restored.waiting = inbound->load();
+  outbound->load();
+  consumers->load();
   // References of channels that are gone (deregistered while a write was lost, say) would never be released.
-  for (const auto& [plugin_id, channel_id] : s.consumers->channels())
-    if (!s.channels->route_of(channel_id)) s.consumers->release_channel(plugin_id, channel_id);
-  auto leased = s.leases->load();
-  auto files = s.files->load();
-  s.connectors->load_all();
-  s.channels->start();
-  s.inbound->start();
-  s.leases->start();
-  s.files->start(*s.io);
+  for (const auto& [plugin_id, channel_id] : consumers->channels())
+    if (!channels->route_of(channel_id)) consumers->release_channel(plugin_id, channel_id);
+  restored.leased = leases->load();
+  restored.files = files->load();
+  connectors->load_all();
+  channels->start();
+  inbound->start();
+  leases->start();
+  files->start(*io);
   if (cfg.plugins.watch) {
-    s.watcher = std::make_unique<plugin_watcher>(*s.io, cfg.plugins.dir,
-                                                 [connectors = s.connectors.get()] { connectors->rescan(); });
-    if (auto err = s.watcher->start(); !err.empty()) return "plugins.watch: " + err;
+    watcher = std::make_unique<plugin_watcher>(*io, cfg.plugins.dir, [this] { connectors->rescan(); });
+    if (auto err = watcher->start(); !err.empty()) return "plugins.watch: " + err;
   }
+  return {};
+}
+
+std::string server::start() {
+  auto& s = *impl_;
+  if (auto err = s.open_store_and_keys(); !err.empty()) return err;
+  s.build_services();
+  std::string host;
+  if (auto err = s.listen(host); !err.empty()) return err;
+  if (auto err = s.restore_and_start(); !err.empty()) return err;
   s.listener->run();
-  int n = cfg.server.io_threads > 0 ? cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
+  int n = s.cfg.server.io_threads > 0 ? s.cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
   s.running = true;
   spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored, {} inbound messages waiting, "
                "{} connector_ids on lease, {} files)",
-               host, s.port, n, s.connectors->all().size(), restored, waiting, leased, files);
+               host, s.port, n, s.connectors->all().size(), s.restored.channels, s.restored.waiting, s.restored.leased,
+               s.restored.files);
   for (const auto& c : s.connectors->all())
     spdlog::info("connector base URL: {}/connectors/{}", s.base_url, c->id());
   return {};

@@ -12,14 +12,19 @@ namespace xconn {
 namespace json = boost::json;
 
 channel_service::channel_service(store& db, const config& cfg, connector_registry& connectors,
-                                 boost::asio::io_context& io, channel_table::now_fn now)
+                                 boost::asio::io_context& io, dropped_fn on_dropped, channel_table::now_fn now)
     : db_(db),
       cfg_(cfg),
       connectors_(connectors),
       io_(io),
       table_(std::chrono::seconds(cfg.leases.unauthenticated_channel_s), std::move(now)),
       calls_(db, std::chrono::seconds(cfg.tools.idempotency_s)),
-      sweep_timer_(io) {}
+      dropped_(std::move(on_dropped)),
+      // Often enough that a temporary channel lives at most a quarter longer than its lease.
+      sweep_timer_(io.get_executor(),
+                   periodic_timer::quarter_of(std::chrono::seconds(cfg.leases.unauthenticated_channel_s),
+                                              std::chrono::milliseconds(250), std::chrono::seconds(30)),
+                   [this] { sweep(); }) {}
 
 std::size_t channel_service::load() {
   std::size_t n = 0;
@@ -36,28 +41,9 @@ std::size_t channel_service::load() {
   return n;
 }
 
-void channel_service::start() { schedule_sweep(); }
+void channel_service::start() { sweep_timer_.start(); }
 
-void channel_service::stop() {
-  std::lock_guard lock(mutex_);
-  stopped_ = true;
-  sweep_timer_.cancel();
-}
-
-void channel_service::schedule_sweep() {
-  // Often enough that a temporary channel lives at most a quarter longer than its lease.
-  auto period = std::clamp<std::chrono::milliseconds>(
-      std::chrono::seconds(cfg_.leases.unauthenticated_channel_s) / 4, std::chrono::milliseconds(250),
-      std::chrono::seconds(30));
-  std::lock_guard lock(mutex_);
-  if (stopped_) return;
-  sweep_timer_.expires_after(period);
-  sweep_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    sweep();
-    schedule_sweep();
-  });
-}
+void channel_service::stop() { sweep_timer_.stop(); }
 
 void channel_service::sweep() {
   std::vector<std::string> dropped;

@@ -5,13 +5,13 @@
 
 #include "core/channels/channel_table.hpp"
 #include "core/base/config.hpp"
+#include "core/base/periodic_timer.hpp"
 #include "core/plugin_host/connector.hpp"
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/store/store.hpp"
 #include "core/channels/tool_calls.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 
 #include <functional>
@@ -29,8 +29,11 @@ class channel_service {
   static constexpr std::string_view database = "channels";
   using channel_done = std::function<void(std::optional<channel>, std::error_code)>;
 
+  // Told of channels that ended (temporary ones dropped by the sweep, deregistered ones), outside the lock.
+  using dropped_fn = std::function<void(const std::vector<std::string>& channel_ids)>;
+
   channel_service(store& db, const config& cfg, connector_registry& connectors, boost::asio::io_context& io,
-                  channel_table::now_fn now = channel_table::clock::now);
+                  dropped_fn on_dropped = {}, channel_table::now_fn now = channel_table::clock::now);
 
   // Reads the persisted channels back; returns how many. Before any socket is served.
   std::size_t load();
@@ -77,8 +80,6 @@ class channel_service {
   std::vector<channel> owned_by(std::string_view connector_id);
   std::vector<std::string> owners();
 
-  // Told of channels that ended (temporary ones dropped by the sweep), outside the lock. Set before start.
-  void on_dropped(std::function<void(const std::vector<std::string>&)> listener) { dropped_ = std::move(listener); }
 
   // Calls into the plugin for one channel run one at a time on this strand.
   connector::strand strand_for(connector& conn, std::string_view channel_id);
@@ -90,7 +91,6 @@ class channel_service {
 
  private:
   void persist(const channel& c, std::function<void(std::error_code)> done = {});
-  void schedule_sweep();
 
   store& db_;
   const config& cfg_;
@@ -100,9 +100,8 @@ class channel_service {
   channel_table table_;
   std::map<std::string, connector::strand, std::less<>> strands_;
   tool_calls calls_;
-  boost::asio::steady_timer sweep_timer_;
-  bool stopped_ = false;
-  std::function<void(const std::vector<std::string>&)> dropped_;
+  dropped_fn dropped_;
+  periodic_timer sweep_timer_;
 };
 
 }  // namespace xconn

@@ -24,7 +24,11 @@ lease_service::lease_service(store& db, const config& cfg, channel_service& chan
       io_(io),
       now_(now ? std::move(now) : now_fn(unix_ms)),
       leases_(cfg.leases.connector_offline_s * 1000LL),
-      tick_timer_(io) {}
+      // Often enough that a lease ends at most a quarter of itself late, never busier than 10 times a second.
+      tick_timer_(io.get_executor(),
+                  periodic_timer::quarter_of(std::chrono::seconds(cfg.leases.connector_offline_s),
+                                             std::chrono::milliseconds(100), std::chrono::seconds(5)),
+                  [this] { tick(); }) {}
 
 lease_service::~lease_service() {
   stop();
@@ -59,7 +63,7 @@ std::size_t lease_service::load() {
 }
 
 void lease_service::start() {
-  schedule_tick();
+  tick_timer_.start();
   std::lock_guard lock(mutex_);
   boost::asio::post(io_, [this] { pump_deregistrations(); });
 }
@@ -67,21 +71,7 @@ void lease_service::start() {
 void lease_service::stop() {
   std::lock_guard lock(mutex_);
   stopped_ = true;
-  tick_timer_.cancel();
-}
-
-void lease_service::schedule_tick() {
-  // Often enough that a lease ends at most a quarter of itself late, never busier than 10 times a second.
-  auto period = std::clamp<std::chrono::milliseconds>(std::chrono::seconds(cfg_.leases.connector_offline_s) / 4,
-                                                      std::chrono::milliseconds(100), std::chrono::seconds(5));
-  std::lock_guard lock(mutex_);
-  if (stopped_) return;
-  tick_timer_.expires_after(period);
-  tick_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    tick();
-    schedule_tick();
-  });
+  tick_timer_.stop();
 }
 
 void lease_service::persist(const std::string& connector_id, std::optional<long long> deadline) {
@@ -180,7 +170,7 @@ void lease_service::finish_channel(const channel& c) {
   auto stopped = consumers_.release_channel(c.plugin_id, c.id);
   channels_.remove({c.id});  // its record; the inbound and outbound state go with the dropped listener
   spdlog::info("[plugin {}] channel {} of connector_id {} force-deregistered", c.plugin_id, c.id, c.owner);
-  if (auto conn = connectors_.find(c.plugin_id)) stop_consumers(*conn, stopped, cfg_.tools.timeout_s);
+  if (auto conn = connectors_.find(c.plugin_id)) conn->stop_consumers(stopped, std::chrono::seconds(cfg_.tools.timeout_s));
   {
     std::lock_guard lock(mutex_);
     --running_;
@@ -188,16 +178,6 @@ void lease_service::finish_channel(const channel& c) {
   }
   // Posted, not called: a plugin that is not loaded finishes at once, and 10,000 of them must not recurse.
   boost::asio::post(io_, [this] { pump_deregistrations(); });
-}
-
-void stop_consumers(connector& conn, const std::vector<std::string>& keys, int timeout_s) {
-  for (const auto& key : keys) {
-    spdlog::info("[plugin {}] consumer {} has no channel left: stopped", conn.id(), key);
-    conn.consumer_stop(key, conn.make_strand(), std::chrono::seconds(timeout_s),
-                       [plugin = conn.id(), key](call_result r) {
-                         if (!r.ok) spdlog::warn("[plugin {}] consumer {} did not stop cleanly ({})", plugin, key, r.code);
-                       });
-  }
 }
 
 std::size_t lease_service::deregistrations_pending() const {

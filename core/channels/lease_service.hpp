@@ -11,6 +11,7 @@
 
 #include "core/channels/channel_service.hpp"
 #include "core/base/config.hpp"
+#include "core/base/periodic_timer.hpp"
 #include "core/channels/connector_leases.hpp"
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/channels/consumer_registry.hpp"
@@ -18,7 +19,6 @@
 #include "core/store/store.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <deque>
 #include <functional>
@@ -26,9 +26,6 @@
 #include <string>
 
 namespace xconn {
-
-// Tells the plugin to stop each consumer that lost its last channel reference (plugin.h on_consumer_stop).
-void stop_consumers(connector& conn, const std::vector<std::string>& keys, int timeout_s);
 
 class lease_service {
  public:
@@ -65,7 +62,6 @@ class lease_service {
   void pump_deregistrations();
   void deregister_channel(const channel& c);
   void finish_channel(const channel& c);
-  void schedule_tick();
 
   store& db_;
   const config& cfg_;
@@ -80,7 +76,7 @@ class lease_service {
   std::deque<channel> waiting_;  // channels to deregister, in order
   std::size_t running_ = 0;
   std::uint64_t deregistered_ = 0;
-  boost::asio::steady_timer tick_timer_;
+  periodic_timer tick_timer_;
   bool stopped_ = false;
 };
 

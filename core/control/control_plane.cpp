@@ -1,5 +1,7 @@
 #include "core/control/control_plane.hpp"
 
+#include "core/context/access.hpp"
+
 #include "core/channels/channel_service.hpp"
 #include "core/plugin_host/connector_card.hpp"
 #include "core/channels/consumer_registry.hpp"
@@ -15,13 +17,22 @@ namespace json = boost::json;
 
 namespace {
 
-http_response unauthorized(const http_request& req) {
-  return error_response(req, http::status::unauthorized, "unauthorized",
-                        "a valid API key is required (Authorization: Bearer <key>)");
-}
-
 http_response not_found(const http_request& req) {
   return error_response(req, http::status::not_found, "not_found", "no such resource");
+}
+
+bool is_public_document(std::string_view rest) {
+  return rest == "/connector-card.json" || rest == "/skill.md" || rest == "/capability.json";
+}
+
+http_response text_response(const http_request& req, std::string_view content_type, std::string body) {
+  http_response res{http::status::ok, req.version()};
+  res.set(http::field::server, "xconn");
+  res.set(http::field::content_type, content_type);
+  res.keep_alive(req.keep_alive());
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
 }
 
 // The latest reload of a plugin (protocol.md §7), or null before any.
@@ -39,7 +50,9 @@ json::value reload_json(const connector& c) {
                       {"failed_calls", r->failed_calls}};
 }
 
-http_response connectors_list(server_context& ctx, const http_request& req) {
+}  // namespace
+
+http_response connectors_page(server_context& ctx, const http_request& req, const connector_path&) {
   json::array list;
   for (const auto& c : ctx.connectors.all()) {
     auto manifest = c->manifest();
@@ -61,7 +74,10 @@ http_response connectors_list(server_context& ctx, const http_request& req) {
                        json::serialize(json::object{{"connectors", std::move(list)}, {"refused", std::move(refused)}}));
 }
 
-http_response health(server_context& ctx, const connector& c, const http_request& req) {
+http_response health_page(server_context& ctx, const http_request& req, const connector_path& at) {
+  auto conn = ctx.connectors.find(at.plugin_id);
+  if (!conn) return not_found(req);
+  const connector& c = *conn;
   auto h = c.health();
   auto [open, authenticated] = ctx.channels.counts(c.id());
   auto manifest = c.manifest();
@@ -88,12 +104,10 @@ http_response health(server_context& ctx, const connector& c, const http_request
   return json_response(req, code, json::serialize(body));
 }
 
-// POST /connectors/{plugin_id}/reload: queued on the reload thread; the outcome shows in /connectors and /health.
-http_response reload(server_context& ctx, const http_request& req, const std::string& plugin_id) {
-  if (!authorized(ctx, req)) return unauthorized(req);
-  if (req.method() != http::verb::post)
-    return error_response(req, http::status::method_not_allowed, "method_not_allowed", "use POST");
+// POST {base}/reload: queued on the reload thread; the outcome shows in /connectors and /health.
+http_response reload_page(server_context& ctx, const http_request& req, const connector_path& at) {
   if (ctx.stopping) return error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping");
+  std::string plugin_id(at.plugin_id);
   if (!ctx.connectors.request_reload(plugin_id)) return not_found(req);
   auto conn = ctx.connectors.find(plugin_id);
   return json_response(req, http::status::accepted,
@@ -102,65 +116,36 @@ http_response reload(server_context& ctx, const http_request& req, const std::st
                                                     {"generation", conn ? json::value(conn->generation()) : nullptr}}));
 }
 
-}  // namespace
-
-bool authorized(const server_context& ctx, const http_request_header& req) {
-  auto it = req.find(http::field::authorization);
-  return it != req.end() && ctx.keys.authorizes(it->value());
+http_response metrics_page(server_context& ctx, const http_request& req, const connector_path&) {
+  return text_response(req, "text/plain; version=0.0.4; charset=utf-8", render_metrics(ctx));
 }
 
-http_response handle_control_request(server_context& ctx, const http_request& req) {
-  std::string_view target = req.target();
-  std::string_view path = target.substr(0, target.find('?'));
-  if (path == "/metrics") {
-    if (!authorized(ctx, req)) return unauthorized(req);
-    if (req.method() != http::verb::get)
-      return error_response(req, http::status::method_not_allowed, "method_not_allowed", "use GET");
-    http_response res{http::status::ok, req.version()};
-    res.set(http::field::server, "xconn");
-    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-    res.keep_alive(req.keep_alive());
-    res.body() = render_metrics(ctx);
-    res.prepare_payload();
-    return res;
-  }
-  if (path == "/connectors" || path == "/connectors/") {
-    if (!authorized(ctx, req)) return unauthorized(req);
-    if (req.method() != http::verb::get) return error_response(req, http::status::method_not_allowed,
-                                                               "method_not_allowed", "use GET");
-    return connectors_list(ctx, req);
-  }
-  auto parts = split_connector_path(target);
-  if (parts.rest == "/reload" && !parts.plugin_id.empty()) return reload(ctx, req, std::string(parts.plugin_id));
-  auto conn = parts.plugin_id.empty() ? nullptr : ctx.connectors.find(parts.plugin_id);
-  bool is_public = parts.rest == "/connector-card.json" || parts.rest == "/skill.md" || parts.rest == "/capability.json";
-  if (!conn) {
-    // Past the public documents, only a caller with the key learns what exists.
-    return is_public || authorized(ctx, req) ? not_found(req) : unauthorized(req);
-  }
-  auto manifest = conn->manifest();
-  const auto& m = *manifest;
-  if (!is_public && !authorized(ctx, req)) return unauthorized(req);
-  if (req.method() != http::verb::get)
-    return error_response(req, http::status::method_not_allowed, "method_not_allowed", "use GET");
+http_response card_page(server_context& ctx, const http_request& req, const connector_path& at) {
+  auto conn = ctx.connectors.find(at.plugin_id);
+  if (!conn) return not_found(req);
+  return json_response(req, http::status::ok, json::serialize(conn->manifest()->card));
+}
 
-  if (parts.rest == "/connector-card.json") return json_response(req, http::status::ok, json::serialize(m.card));
-  if (parts.rest == "/skill.md") {
-    if (m.skill.empty()) return not_found(req);
-    http_response res{http::status::ok, req.version()};
-    res.set(http::field::server, "xconn");
-    res.set(http::field::content_type, "text/markdown; charset=utf-8");
-    res.keep_alive(req.keep_alive());
-    res.body() = m.skill;
-    res.prepare_payload();
-    return res;
-  }
-  if (parts.rest == "/capability.json") {
-    json::object cap = m.capability;
-    cap["health"] = to_string(conn->health().health);
-    return json_response(req, http::status::ok, json::serialize(cap));
-  }
-  if (parts.rest == "/health") return health(ctx, *conn, req);
+http_response skill_page(server_context& ctx, const http_request& req, const connector_path& at) {
+  auto conn = ctx.connectors.find(at.plugin_id);
+  auto manifest = conn ? conn->manifest() : nullptr;
+  if (!manifest || manifest->skill.empty()) return not_found(req);
+  return text_response(req, "text/markdown; charset=utf-8", manifest->skill);
+}
+
+http_response capability_page(server_context& ctx, const http_request& req, const connector_path& at) {
+  auto conn = ctx.connectors.find(at.plugin_id);
+  if (!conn) return not_found(req);
+  json::object cap = conn->manifest()->capability;
+  cap["health"] = to_string(conn->health().health);
+  return json_response(req, http::status::ok, json::serialize(cap));
+}
+
+http_response no_such_route(server_context& ctx, const http_request& req, const connector_path& at) {
+  bool known = !at.plugin_id.empty() && ctx.connectors.find(at.plugin_id);
+  if (!is_public_document(at.rest) && !authorized(ctx, req)) return unauthorized(req);
+  if (known && req.method() != http::verb::get)
+    return error_response(req, http::status::method_not_allowed, "method_not_allowed", "use GET");
   return not_found(req);
 }
 

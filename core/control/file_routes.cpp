@@ -1,7 +1,7 @@
 #include "core/control/file_routes.hpp"
 
 #include "core/channels/channel_service.hpp"
-#include "core/control/control_plane.hpp"
+#include "core/context/access.hpp"
 #include "core/files/download_links.hpp"
 #include "core/files/multipart_reader.hpp"
 

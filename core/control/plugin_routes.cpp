@@ -1,6 +1,6 @@
 #include "core/control/plugin_routes.hpp"
 
-#include "core/control/control_plane.hpp"
+#include "core/context/access.hpp"
 
 #include <boost/json.hpp>
 
@@ -34,37 +34,31 @@ http_response to_response(const http_request& req, const call_result& r) {
 
 }  // namespace
 
-bool serve_plugin_route(server_context& ctx, const http_request& req, std::function<void(http_response)> reply) {
-  auto parts = split_connector_path(req.target());
-  if (parts.plugin_id.empty() || parts.rest.empty()) return false;
-  auto conn = ctx.connectors.find(parts.plugin_id);
+bool is_plugin_route(server_context& ctx, const connector_path& at) {
+  if (at.plugin_id.empty() || at.rest.empty()) return false;
+  auto conn = ctx.connectors.find(at.plugin_id);
   auto manifest = conn ? conn->manifest() : nullptr;
-  if (!manifest || !manifest->has_route_path(parts.rest)) return false;
-  const auto* route = manifest->find_route(std::string_view(req.method_string()), parts.rest);
-  if (!route || !route->is_public) {
-    // Before the method is revealed, the caller must be one who may know the route exists.
-    if (!authorized(ctx, req)) {
-      reply(error_response(req, http::status::unauthorized, "unauthorized",
-                           "a valid API key is required (Authorization: Bearer <key>)"));
-      return true;
-    }
-  }
-  if (!route) {
-    reply(error_response(req, http::status::method_not_allowed, "method_not_allowed", "this route takes another method"));
-    return true;
-  }
+  return manifest && manifest->has_route_path(at.rest);
+}
+
+void serve_plugin_route(server_context& ctx, const http_request& req, const connector_path& at,
+                        std::function<void(http_response)> reply) {
+  auto conn = ctx.connectors.find(at.plugin_id);
+  auto manifest = conn ? conn->manifest() : nullptr;
+  if (!manifest) return reply(error_response(req, http::status::not_found, "not_found", "no such resource"));
+  const auto* route = manifest->find_route(std::string_view(req.method_string()), at.rest);
+  // Before the method is revealed, the caller must be one who may know the route exists.
+  if ((!route || !route->is_public) && !authorized(ctx, req)) return reply(unauthorized(req));
+  if (!route)
+    return reply(error_response(req, http::status::method_not_allowed, "method_not_allowed",
+                                "this route takes another method"));
   std::string target(req.target());
   auto q = target.find('?');
-  std::string path(parts.rest);
   std::string query = q == std::string::npos ? std::string() : target.substr(q + 1);
-  std::string method(req.method_string());
-  std::string body = req.body();
-  conn->http(
-      std::move(method), std::move(path), std::move(query), std::move(body), conn->make_strand(), plugin_route_timeout,
-      [req_head = http_request(req.base()), reply = std::move(reply)](call_result r) {
-        reply(to_response(req_head, r));
-      });
-  return true;
+  conn->http(std::string(req.method_string()), std::string(at.rest), std::move(query), req.body(), conn->make_strand(),
+             plugin_route_timeout, [req_head = http_request(req.base()), reply = std::move(reply)](call_result r) {
+               reply(to_response(req_head, r));
+             });
 }
 
 }  // namespace xconn

@@ -12,8 +12,12 @@ namespace xconn {
 // A plugin's answer may take this long before the caller gets 504.
 inline constexpr std::chrono::seconds plugin_route_timeout{30};
 
-// When req names a declared route of a loaded plugin, runs it on the plugin pool and answers through reply
-// (once, from any thread) and returns true; returns false for every other request.
-bool serve_plugin_route(server_context& ctx, const http_request& req, std::function<void(http_response)> reply);
+// Whether the path names a route the loaded plugin declares (under any method).
+bool is_plugin_route(server_context& ctx, const connector_path& at);
+
+// Runs the declared route on the plugin pool, after the key (unless the route is public) and the method, and
+// answers through reply once, from any thread.
+void serve_plugin_route(server_context& ctx, const http_request& req, const connector_path& at,
+                        std::function<void(http_response)> reply);
 
 }  // namespace xconn

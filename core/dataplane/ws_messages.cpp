@@ -51,25 +51,6 @@ std::string final_problem(const json::object& payload) {
 
 }  // namespace
 
-void ws_session::handle_chat(const packet_view& p) {
-  static constexpr std::string_view chat_types[] = {"chat.message", "chat.message.delta", "chat.message.ack",
-                                                    "chat.activity"};
-  if (std::find(std::begin(chat_types), std::end(chat_types), p.type) == std::end(chat_types))
-    return send_error(&p, "unsupported_packet", "this connector does not support that packet type");
-  // IM v2 §10: a profile this socket did not negotiate is dropped without an answer.
-  if (std::find(profiles_.begin(), profiles_.end(), "xagent.im.v2") == profiles_.end()) {
-    ++ctx_.profile_dropped;
-    return;
-  }
-  channel c;
-  if (!check_route(p, c)) return;
-  auto payload = payload_of(p);
-  if (p.type == "chat.message") return on_chat_message(p, c, payload);
-  if (p.type == "chat.message.delta") return on_chat_delta(p, c, payload);
-  if (p.type == "chat.message.ack") return on_chat_ack(p, c, payload);
-  on_chat_activity(p, c, payload);
-}
-
 void ws_session::on_chat_message(const packet_view& p, const channel& c, const json::object& payload) {
   auto* message_id = string_member(payload, "message_id");
   if (!valid_message_id(message_id))

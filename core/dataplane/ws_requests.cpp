@@ -35,26 +35,43 @@ void set_call_error(outgoing_packet& out, const call_result& r, std::string_view
   }
 }
 
-}  // namespace
-
-void ws_session::handle_request(const packet_view& p) {
-  if (p.type == "channel.open") return on_channel_open(p);
-  if (p.type.starts_with("chat.")) return handle_chat(p);
-  static constexpr std::string_view channel_types[] = {"channel.close", "connection.descriptor.get", "auth.start",
-                                                       "auth.status", "auth.cancel", "auth.logout", "tool.invoke"};
-  if (std::find(std::begin(channel_types), std::end(channel_types), p.type) == std::end(channel_types))
-    return send_error(&p, "unsupported_packet", "this connector does not support that packet type");
-  channel c;
-  if (!check_route(p, c)) return;
-  if (p.type == "channel.close") return on_channel_close(p, c);
-  if (p.type == "connection.descriptor.get") return on_descriptor_get(p, c);
-  if (p.type == "auth.logout") return on_auth_logout(p, c);
-  auto payload = payload_of(p);
-  if (p.type == "auth.start") return on_auth_start(p, c, payload);
-  if (p.type == "auth.status") return on_auth_status(p, c, payload);
-  if (p.type == "auth.cancel") return on_auth_cancel(p, c, payload);
-  on_tool_invoke(p, c, payload);
+tool_outcome outcome_of(call_result r) {
+  tool_outcome o;
+  o.ok = r.ok;
+  if (r.ok) {
+    o.result_json = std::move(r.json);
+    return o;
+  }
+  outgoing_packet tmp;
+  set_call_error(tmp, r, "tool");
+  o.code = std::move(tmp.error_code);
+  o.message = std::move(tmp.error_message);
+  return o;
 }
+
+// Only a definite answer may be replayed: after a timeout or a throw nobody knows whether the side effect
+// happened, and a retryable failure should run again.
+bool replayable(const call_result& r) { return !r.timed_out && !r.thrown && (r.ok || !r.retryable); }
+
+// The tool's result (a JSON object) or its error, into the tool.invoke.ack.
+void answer_tool(outgoing_packet& ack, tool_outcome o, const std::string& plugin_id) {
+  if (!o.ok) {
+    ack.error_code = std::move(o.code);
+    ack.error_message = std::move(o.message);
+    return;
+  }
+  boost::system::error_code ec;
+  auto result = json::parse(o.result_json, ec);
+  if (!ec && result.is_object()) {
+    (*ack.payload)["result"] = std::move(result);
+    return;
+  }
+  spdlog::error("[plugin {}] tool result is not a JSON object", plugin_id);
+  ack.error_code = "tool_invoke_failed";
+  ack.error_message = "the connector gave a result that is not an object";
+}
+
+}  // namespace
 
 bool ws_session::check_route(const packet_view& p, channel& c) {
   auto route = ctx_.channels.check(p.connector_channel_id.value_or(""), connector_->id(), this, &c);
@@ -73,7 +90,7 @@ connector::strand ws_session::auth_call_on(const std::string& channel_id) {
 
 std::chrono::milliseconds ws_session::auth_timeout() const { return std::chrono::seconds(ctx_.cfg.tools.timeout_s); }
 
-void ws_session::on_channel_open(const packet_view& p) {
+void ws_session::on_channel_open(const packet_view& p, const channel&, const json::object&) {
   auto [c, created] = ctx_.channels.open(*connector_, p.connector_channel_id.value_or(""), shared_from_this());
   if (created) spdlog::debug("[plugin {}] channel {} created", connector_->id(), c.id);
   auto d = ctx_.channels.descriptor(*connector_, c, profiles_);
@@ -85,14 +102,14 @@ void ws_session::on_channel_open(const packet_view& p) {
   ctx_.inbound.wake(c.id);  // messages that waited for a route go now, after the ack
 }
 
-void ws_session::on_channel_close(const packet_view& p, const channel& c) {
+void ws_session::on_channel_close(const packet_view& p, const channel& c, const json::object&) {
   ctx_.channels.close(c.id, this);
   auto ack = reply_to(p, "channel.close.ack");
   ack.payload = json::object{{"status", "ok"}};
   send(encode_packet(ack));
 }
 
-void ws_session::on_descriptor_get(const packet_view& p, const channel& c) {
+void ws_session::on_descriptor_get(const packet_view& p, const channel& c, const json::object&) {
   auto d = ctx_.channels.descriptor(*connector_, c, profiles_);
   if (!d) return send_error(&p, "internal_error", "the connector could not describe the channel");
   auto ack = reply_to(p, "connection.descriptor.get.ack");
@@ -277,7 +294,7 @@ void ws_session::on_auth_cancel(const packet_view& p, const channel& c, const js
       });
 }
 
-void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
+void ws_session::on_auth_logout(const packet_view& p, const channel& c, const json::object&) {
   auto ack = reply_to(p, "auth.logout.ack");
   ack.payload = json::object{{"connector_channel_id", c.id}};
   connector_->auth_logout(
@@ -290,8 +307,8 @@ void ws_session::on_auth_logout(const packet_view& p, const channel& c) {
         }
         (*ack.payload)["status"] = "ok";
         // Signed out: the channel holds no shared consumer any more; one that lost its last holder stops.
-        stop_consumers(*self->connector_, self->ctx_.consumers.release_channel(self->connector_->id(), channel_id),
-                       self->ctx_.cfg.tools.timeout_s);
+        self->connector_->stop_consumers(self->ctx_.consumers.release_channel(self->connector_->id(), channel_id),
+                                         std::chrono::seconds(self->ctx_.cfg.tools.timeout_s));
         self->ctx_.channels.logout(channel_id, [self, ack = std::move(ack)](std::optional<channel> c,
                                                                              std::error_code ec) mutable {
           self->deliver_with_descriptor(std::move(ack), c, ec);
@@ -337,37 +354,12 @@ void ws_session::on_tool_invoke(const packet_view& p, const channel& c, const js
               timeout](std::function<void(tool_outcome, bool)> finish) mutable {
     conn->invoke_tool(channel_id, tool, std::move(args), std::move(ctx_json), strand, timeout,
                       [finish = std::move(finish)](call_result r) {
-                        tool_outcome o;
-                        o.ok = r.ok;
-                        if (r.ok) {
-                          o.result_json = std::move(r.json);
-                        } else {
-                          outgoing_packet tmp;
-                          set_call_error(tmp, r, "tool");
-                          o.code = std::move(tmp.error_code);
-                          o.message = std::move(tmp.error_message);
-                        }
-                        // Only a definite answer may be replayed: after a timeout or a throw nobody knows
-                        // whether the side effect happened, and a retryable failure should run again.
-                        bool keep = !r.timed_out && !r.thrown && (r.ok || !r.retryable);
-                        finish(std::move(o), keep);
+                        bool keep = replayable(r);
+                        finish(outcome_of(std::move(r)), keep);
                       });
   };
   auto answer = [self = shared_from_this(), ack = std::move(ack)](tool_outcome o) mutable {
-    if (o.ok) {
-      boost::system::error_code ec;
-      auto result = json::parse(o.result_json, ec);
-      if (!ec && result.is_object()) {
-        (*ack.payload)["result"] = std::move(result);
-      } else {
-        spdlog::error("[plugin {}] tool result is not a JSON object", self->connector_->id());
-        ack.error_code = "tool_invoke_failed";
-        ack.error_message = "the connector gave a result that is not an object";
-      }
-    } else {
-      ack.error_code = std::move(o.code);
-      ack.error_message = std::move(o.message);
-    }
+    answer_tool(ack, std::move(o), self->connector_->id());
     self->deliver_answer(encode_packet(ack));
   };
   ++in_flight_;

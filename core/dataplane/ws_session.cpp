@@ -113,26 +113,20 @@ bool ws_session::handle_frame(std::string_view frame) {
     send(encode_packet(out));
     return true;
   }
-  if (p->type == "ping") {
-    auto pong = reply_to(*p, "pong");
-    pong.connector_channel_id.clear();
-    send(encode_packet(pong));
-    return true;
-  }
-  if (p->type == "connector.hello") {
-    if (hello_done_) {
-      send_error(&*p, "invalid_packet", "connector.hello was already completed on this socket");
-      return true;
-    }
-    handle_hello(*p);
-    return false;  // reading resumes once the hello is answered
-  }
-  if (!hello_done_) {
-    send_error(&*p, "hello_required", "connector.hello must complete first");
-    return true;
-  }
-  handle_request(*p);
-  return true;
+  dispatch(*p);
+  return !std::exchange(hold_reading_, false);
+}
+
+void ws_session::on_ping(const packet_view& p, const channel&, const json::object&) {
+  auto pong = reply_to(p, "pong");
+  pong.connector_channel_id.clear();
+  send(encode_packet(pong));
+}
+
+void ws_session::on_hello(const packet_view& p, const channel&, const json::object&) {
+  if (hello_done_) return send_error(&p, "invalid_packet", "connector.hello was already completed on this socket");
+  hold_reading_ = true;  // reading resumes once the hello is answered
+  handle_hello(p);
 }
 
 void ws_session::handle_hello(const packet_view& p) {

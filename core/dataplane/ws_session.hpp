@@ -50,7 +50,8 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void do_read();
   void on_read(boost::beast::error_code ec, std::size_t bytes);
   // Returns false when reading must wait (the hello is being committed).
-  bool handle_frame(std::string_view frame);
+  bool handle_frame(std::string_view frame);  // false: reading waits for an answer
+  void dispatch(const packet_view& p);
   void handle_hello(const packet_view& p);
   void send_error(const packet_view* request, std::string_view code, std::string_view message);
   void send(std::string text, std::function<void(bool)> written = {});  // on the session's strand
@@ -61,23 +62,20 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
 
   // User-level packets after the hello (ws_requests.cpp). Each answer is built from copies: the packet's
   // views die with the next frame, and most answers come later from the plugin pool or the store.
-  void handle_request(const packet_view& p);
+  // One row per packet type (packet_handlers.cpp). Every handler has the same shape: the packet, the channel it
+  // names (checked, or empty when the packet needs none) and its payload (empty unless the row reads it).
+  using packet_handler_fn = void(const packet_view& p, const channel& c, const boost::json::object& payload);
+  using packet_fn = packet_handler_fn ws_session::*;
+  struct packet_handler;
+  static const packet_handler* handler_for(std::string_view type);
+  bool im_v2_negotiated() const;
   // The routing checks of protocol.md §2 for a packet naming a channel; answers the error and returns false.
   bool check_route(const packet_view& p, channel& c);
-  void on_channel_open(const packet_view& p);
-  void on_channel_close(const packet_view& p, const channel& c);
-  void on_descriptor_get(const packet_view& p, const channel& c);
-  void on_auth_start(const packet_view& p, const channel& c, const boost::json::object& payload);
-  void on_auth_status(const packet_view& p, const channel& c, const boost::json::object& payload);
-  void on_auth_cancel(const packet_view& p, const channel& c, const boost::json::object& payload);
-  void on_auth_logout(const packet_view& p, const channel& c);
-  void on_tool_invoke(const packet_view& p, const channel& c, const boost::json::object& payload);
+  packet_handler_fn on_ping, on_hello;                                      // ws_session.cpp
+  packet_handler_fn on_channel_open, on_channel_close, on_descriptor_get;  // ws_requests.cpp
+  packet_handler_fn on_auth_start, on_auth_status, on_auth_cancel, on_auth_logout, on_tool_invoke;
   // IM v2 packets (ws_messages.cpp): dropped silently unless this socket negotiated xagent.im.v2.
-  void handle_chat(const packet_view& p);
-  void on_chat_message(const packet_view& p, const channel& c, const boost::json::object& payload);
-  void on_chat_delta(const packet_view& p, const channel& c, const boost::json::object& payload);
-  void on_chat_ack(const packet_view& p, const channel& c, const boost::json::object& payload);
-  void on_chat_activity(const packet_view& p, const channel& c, const boost::json::object& payload);
+  packet_handler_fn on_chat_message, on_chat_delta, on_chat_ack, on_chat_activity;
   // Sends ack with c's descriptor once c's new state is durable; an error instead when it could not be
   // recorded (ec) or the channel is gone. Returns whether the ack went out. Any thread.
   bool deliver_with_descriptor(outgoing_packet ack, const std::optional<channel>& c, std::error_code ec);
@@ -111,6 +109,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   bool closing_ = false;
   bool ping_in_flight_ = false;
   bool hello_done_ = false;
+  bool hold_reading_ = false;  // set by a packet whose answer resumes reading (hello)
   int in_flight_ = 0;         // requests handed to the plugin and not yet answered
   bool read_paused_ = false;  // at max_in_flight
   std::string connector_id_;

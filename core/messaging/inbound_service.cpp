@@ -47,17 +47,20 @@ std::string provider_of(const connector& conn) {
 }  // namespace
 
 inbound_service::inbound_service(store& db, const config& cfg, channel_service& channels,
-                                 connector_registry& connectors, boost::asio::io_context& io, now_fn now)
+                                 connector_registry& connectors, boost::asio::io_context& io, file_lookup files,
+                                 std::function<void()> also_on_tick, now_fn now)
     : db_(db),
       cfg_(cfg),
       channels_(channels),
       connectors_(connectors),
       io_(io),
       now_(now ? std::move(now) : now_fn(unix_ms)),
+      files_(std::move(files)),
       policy_{cfg.delivery.ack_timeout_s * 1000LL, cfg.delivery.retry_max_s * 1000LL,
               static_cast<std::size_t>(cfg.delivery.window),
               static_cast<std::size_t>(cfg.delivery.max_pending_per_channel)},
-      tick_timer_(io) {}
+      tick_timer_(io.get_executor(), tick_period, [this] { tick(); }),
+      also_on_tick_(std::move(also_on_tick)) {}
 
 inbound_service::~inbound_service() {
   stop();
@@ -106,23 +109,12 @@ std::size_t inbound_service::load() {
   return n;
 }
 
-void inbound_service::start() { schedule_tick(); }
+void inbound_service::start() { tick_timer_.start(); }
 
 void inbound_service::stop() {
   std::lock_guard lock(mutex_);
   stopped_ = true;
-  tick_timer_.cancel();
-}
-
-void inbound_service::schedule_tick() {
-  std::lock_guard lock(mutex_);
-  if (stopped_) return;
-  tick_timer_.expires_after(tick_period);
-  tick_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    tick();
-    schedule_tick();
-  });
+  tick_timer_.stop();
 }
 
 inbound_service::channel_state& inbound_service::state_for(const std::string& channel_id,

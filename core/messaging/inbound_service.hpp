@@ -9,6 +9,8 @@
 
 #include "core/channels/channel_service.hpp"
 #include "core/base/config.hpp"
+#include "core/base/periodic_timer.hpp"
+#include "core/messaging/last_inbound.hpp"
 #include "core/plugin_host/connector.hpp"
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/files/file_store.hpp"
@@ -16,7 +18,6 @@
 #include "core/store/store.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <functional>
 #include <map>
@@ -49,17 +50,13 @@ class inbound_service {
     std::uint64_t pending = 0;      // in the queues now
   };
 
-  // The latest triggering message delivered on a channel: where a reply goes (plugin.h on_send).
-  struct last_inbound {
-    std::string channel_key;
-    std::string message_id;
-    std::string sender_id;
-    std::string sender_name;
-    std::string role;
-  };
+  using last_inbound = xconn::last_inbound;
 
+  // files: how emitted file_refs are checked and described, and their download URLs signed. also_on_tick runs at
+  // the end of every tick (the outbound side's timeouts share the timer).
   inbound_service(store& db, const config& cfg, channel_service& channels, connector_registry& connectors,
-                  boost::asio::io_context& io, now_fn now = {});
+                  boost::asio::io_context& io, file_lookup files = {}, std::function<void()> also_on_tick = {},
+                  now_fn now = {});
   ~inbound_service();
   inbound_service(const inbound_service&) = delete;
   inbound_service& operator=(const inbound_service&) = delete;
@@ -82,10 +79,6 @@ class inbound_service {
   void drop_channels(const std::vector<std::string>& channel_ids);
   // Expiry, ack timeouts, route changes and redelivery for every channel with work (the timer runs it).
   void tick();
-  // Runs at the end of every tick (the outbound side's timeouts share the timer). Set before start.
-  void on_tick(std::function<void()> also) { also_on_tick_ = std::move(also); }
-  // How emitted file_refs are checked and described, and their download URLs signed. Set before start.
-  void use_files(file_lookup files) { files_ = std::move(files); }
 
   counters stats(std::string_view plugin_id) const;
   std::optional<last_inbound> last_delivered(std::string_view channel_id) const;
@@ -109,7 +102,6 @@ class inbound_service {
   // Erases what left a queue and counts and logs why (under the lock).
   void retire(channel_state& st, const std::string& channel_id, const std::vector<inbound_message>& gone,
               inbox_exit why, std::string_view code, write_batch& batch);
-  void schedule_tick();
   void forget_expired_ids(long long now);  // under the lock
   long long now() const { return now_(); }
 
@@ -124,7 +116,7 @@ class inbound_service {
   mutable std::mutex mutex_;
   std::map<std::string, channel_state, std::less<>> channels_state_;
   std::map<std::string, counters, std::less<>> counters_;
-  boost::asio::steady_timer tick_timer_;
+  periodic_timer tick_timer_;
   bool stopped_ = false;
   long long next_id_sweep_ = 0;
   std::function<void()> also_on_tick_;

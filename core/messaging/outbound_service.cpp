@@ -44,9 +44,14 @@ std::string plugin_message(std::string_view text) {
 
 }  // namespace
 
-outbound_service::outbound_service(store& db, const config& cfg, channel_service& channels, inbound_service& inbound,
-                                   now_fn now)
-    : db_(db), cfg_(cfg), channels_(channels), inbound_(inbound), now_(now ? std::move(now) : now_fn(unix_ms)) {}
+outbound_service::outbound_service(store& db, const config& cfg, channel_service& channels,
+                                   last_inbound_fn last_delivered, file_lookup files, now_fn now)
+    : db_(db),
+      cfg_(cfg),
+      channels_(channels),
+      last_delivered_(std::move(last_delivered)),
+      now_(now ? std::move(now) : now_fn(unix_ms)),
+      files_(std::move(files)) {}
 
 outbound_service::~outbound_service() { db_.flush(); }
 
@@ -96,66 +101,80 @@ delta_buffer& outbound_service::deltas_for(const std::string& channel_id) {
   return it->second;
 }
 
+// Under the lock: answers a repeat, a conflict or a refusal through done, or joins the same final already being
+// sent (false); or claims the send for this call (true).
+bool outbound_service::claim_send(connector& conn, final_message& m, const std::string& key, const std::string& hash,
+                                  const std::string& conversation, long long t,
+                                  std::function<void(json::object)>& done) {
+  auto refuse = [](std::function<void(json::object)>& answer, json::object ack) {
+    answer(std::move(ack));
+    return false;
+  };
+  auto manifest_ptr = conn.manifest();
+  const auto& manifest = *manifest_ptr;
+  std::lock_guard lock(mutex_);
+  auto& count = counters_[conn.id()];
+  ++count.finals;
+  if (auto done_it = completed_.find(key); done_it != completed_.end() && done_it->second.expires_at > t) {
+    if (done_it->second.hash != hash) {
+      ++count.rejected;
+      return refuse(done, rejection(m.message_id, "message_id_conflict", false,
+                                    "this message_id was already sent with other content"));
+    }
+    ++count.duplicates;
+    auto ack = ack_payload(m.message_id, "duplicate");
+    if (!done_it->second.external_key.empty()) ack["external_key"] = done_it->second.external_key;
+    ack["verified"] = done_it->second.verified;
+    return refuse(done, std::move(ack));
+  }
+  if (auto run = running_.find(key); run != running_.end()) {
+    if (run->second.hash != hash) {
+      ++count.rejected;
+      return refuse(done, rejection(m.message_id, "message_id_conflict", false,
+                                    "this message_id is being sent with other content"));
+    }
+    run->second.waiters.push_back(std::move(done));  // answered with the first one's outcome
+    return false;
+  }
+  // A file a final names must be an upload of this channel; the plugin gets what the host knows of it.
+  for (auto& f : m.files) {
+    auto ref = f.as_object().at("file_ref").as_string();
+    auto item = files_.item ? files_.item(conn.id(), m.channel_id, ref) : std::nullopt;
+    if (!item) {
+      ++count.rejected;
+      return refuse(done, rejection(m.message_id, "file_ref_not_found", false,
+                                    "no uploaded file " + std::string(ref.subview().substr(0, 64)) + " on this channel"));
+    }
+    f = std::move(*item);
+  }
+  auto& limits = limits_for(conn);
+  if (limits.too_long(m.text) && !manifest.delivery.can_split) {
+    ++count.rejected;
+    return refuse(done, rejection(m.message_id, "message_too_long", false,
+                                  "over the target's limit of " + std::to_string(manifest.chat->max_length) +
+                                      " characters"));
+  }
+  if (!limits.admit(conversation, t)) {
+    ++count.rejected;
+    return refuse(done, rejection(m.message_id, "rate_limited", true,
+                                  "over " + std::to_string(manifest.chat->max_per_minute) + " replies a minute here"));
+  }
+  running_[key].hash = hash;
+  deltas_for(m.channel_id).finish(m.message_id);  // the final is the whole content (IM v2 §5)
+  return true;
+}
+
 void outbound_service::send_final(connector& conn, final_message m, std::function<void(json::object)> done) {
   auto manifest_ptr = conn.manifest();
   const auto& manifest = *manifest_ptr;
   std::string hash = content_hash(m.text, m.files);
   std::string key = m.channel_id + "/" + sha256_hex(m.message_id);
-  auto last = inbound_.last_delivered(m.channel_id);
+  auto last = last_delivered_(m.channel_id);
   std::string channel_key = last ? last->channel_key : conn.id() + "/group/default";
   std::string conversation = m.channel_id + "\n" + channel_key;
   long long t = now_();
   clear_typing(conn, m.channel_id);  // any final ends the activity, whatever becomes of it (IM v2 §8)
-  {
-    std::lock_guard lock(mutex_);
-    auto& count = counters_[conn.id()];
-    ++count.finals;
-    if (auto done_it = completed_.find(key); done_it != completed_.end() && done_it->second.expires_at > t) {
-      if (done_it->second.hash != hash) {
-        ++count.rejected;
-        return done(rejection(m.message_id, "message_id_conflict", false,
-                              "this message_id was already sent with other content"));
-      }
-      ++count.duplicates;
-      auto ack = ack_payload(m.message_id, "duplicate");
-      if (!done_it->second.external_key.empty()) ack["external_key"] = done_it->second.external_key;
-      ack["verified"] = done_it->second.verified;
-      return done(std::move(ack));
-    }
-    if (auto run = running_.find(key); run != running_.end()) {
-      if (run->second.hash != hash) {
-        ++count.rejected;
-        return done(rejection(m.message_id, "message_id_conflict", false,
-                              "this message_id is being sent with other content"));
-      }
-      run->second.waiters.push_back(std::move(done));  // answered with the first one's outcome
-      return;
-    }
-    // A file a final names must be an upload of this channel; the plugin gets what the host knows of it.
-    for (auto& f : m.files) {
-      auto ref = f.as_object().at("file_ref").as_string();
-      auto item = files_.item ? files_.item(conn.id(), m.channel_id, ref) : std::nullopt;
-      if (!item) {
-        ++count.rejected;
-        return done(rejection(m.message_id, "file_ref_not_found", false,
-                              "no uploaded file " + std::string(ref.subview().substr(0, 64)) + " on this channel"));
-      }
-      f = std::move(*item);
-    }
-    auto& limits = limits_for(conn);
-    if (limits.too_long(m.text) && !manifest.delivery.can_split) {
-      ++count.rejected;
-      return done(rejection(m.message_id, "message_too_long", false,
-                            "over the target's limit of " + std::to_string(manifest.chat->max_length) + " characters"));
-    }
-    if (!limits.admit(conversation, t)) {
-      ++count.rejected;
-      return done(rejection(m.message_id, "rate_limited", true,
-                            "over " + std::to_string(manifest.chat->max_per_minute) + " replies a minute here"));
-    }
-    running_[key].hash = hash;
-    deltas_for(m.channel_id).finish(m.message_id);  // the final is the whole content (IM v2 §5)
-  }
+  if (!claim_send(conn, m, key, hash, conversation, t, done)) return;
 
   json::object reply{{"idempotency_key", m.message_id}, {"text", m.text}, {"files", m.files},
                      {"channel_key", channel_key}};

@@ -10,8 +10,9 @@
 #include "core/channels/channel_service.hpp"
 #include "core/base/config.hpp"
 #include "core/plugin_host/connector.hpp"
+#include "core/files/file_store.hpp"
 #include "core/messaging/delta_buffer.hpp"
-#include "core/messaging/inbound_service.hpp"
+#include "core/messaging/last_inbound.hpp"
 #include "core/messaging/send_limits.hpp"
 #include "core/store/store.hpp"
 
@@ -50,8 +51,10 @@ class outbound_service {
     boost::json::array files;
   };
 
-  outbound_service(store& db, const config& cfg, channel_service& channels, inbound_service& inbound,
-                   now_fn now = {});
+  // last_delivered: where a channel's reply goes (the inbound side knows). files: how a final's file_refs are
+  // checked and described for the plugin.
+  outbound_service(store& db, const config& cfg, channel_service& channels, last_inbound_fn last_delivered,
+                   file_lookup files = {}, now_fn now = {});
   ~outbound_service();
   outbound_service(const outbound_service&) = delete;
   outbound_service& operator=(const outbound_service&) = delete;
@@ -69,12 +72,12 @@ class outbound_service {
   // Delta TTLs, typing timeouts, completed ids past their window (the inbound tick drives it).
   void tick(connector_registry& connectors);
   void drop_channels(const std::vector<std::string>& channel_ids);
-  // How a final's file_refs are checked and described for the plugin. Set before serving.
-  void use_files(file_lookup files) { files_ = std::move(files); }
 
   counters stats(std::string_view plugin_id) const;
 
  private:
+  bool claim_send(connector& conn, final_message& m, const std::string& key, const std::string& hash,
+                  const std::string& conversation, long long t, std::function<void(boost::json::object)>& done);
   struct completed {
     std::string hash;
     long long expires_at = 0;
@@ -102,7 +105,7 @@ class outbound_service {
   store& db_;
   const config& cfg_;
   channel_service& channels_;
-  inbound_service& inbound_;
+  last_inbound_fn last_delivered_;
   now_fn now_;
   file_lookup files_;
   mutable std::mutex mutex_;

@@ -58,133 +58,117 @@ void connector::call_async(std::string what, plugin_fn fn, const strand& on, std
 
 namespace {
 
-xconn_str view(const std::string& s) { return {s.data(), s.size()}; }
+// What a hook the plugin's table lacks answers instead (plugin.h marks which hooks are Optional).
+struct absent_answer {
+  xconn_status status;
+  std::string_view json;
+};
+constexpr absent_answer nothing_to_do{XCONN_STATUS_OK, "{}"};
+constexpr absent_answer cannot_send{
+    XCONN_STATUS_ERROR, R"({"code":"not_supported","message":"this plugin cannot send messages","retryable":false})"};
+constexpr absent_answer no_http{
+    XCONN_STATUS_OK, R"({"status":501,"content_type":"application/json","body":"{\"error\":\"not_implemented\"}"})"};
+constexpr absent_answer no_auth{
+    XCONN_STATUS_ERROR, R"({"code":"not_supported","message":"this plugin has no auth flows","retryable":false})"};
+constexpr absent_answer no_tools{
+    XCONN_STATUS_ERROR, R"({"code":"not_supported","message":"this plugin has no tools","retryable":false})"};
 
-// What an Optional hook the plugin's table lacks answers (plugin.h).
-constexpr std::string_view nothing_to_do = "{}";
-constexpr std::string_view cannot_send =
-    R"({"code":"not_supported","message":"this plugin cannot send messages","retryable":false})";
-constexpr std::string_view no_http =
-    R"({"status":501,"content_type":"application/json","body":"{\"error\":\"not_implemented\"}"})";
-constexpr std::string_view no_auth =
-    R"({"code":"not_supported","message":"this plugin has no auth flows","retryable":false})";
+xconn_str abi_arg(const std::string& s) { return {s.data(), s.size()}; }
+int abi_arg(bool b) { return b ? 1 : 0; }
+
+// The one shape of every call into the plugin: the hook, checked for NULL, called with the arguments the call
+// owns (strings as views, valid until the call returns).
+template <class Hook, class... Args>
+plugin_generation::plugin_fn call_hook(Hook xconn_plugin_api::*hook, absent_answer absent, Args... args) {
+  return [hook, absent, ... args = std::move(args)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
+    if (!(api.*hook)) return plugin_generation::complete(call, absent.status, absent.json);
+    (api.*hook)(instance, call, abi_arg(args)...);
+  };
+}
 
 }  // namespace
 
 void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
                             std::string context_json, const strand& on, ms timeout, done_fn done) {
-  call_async(
-      "tool",
-      [channel_id = std::move(channel_id), tool_id = std::move(tool_id), arguments_json = std::move(arguments_json),
-       context_json = std::move(context_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        api.xconn_plugin_on_invoke_tool(instance, call, view(channel_id), view(tool_id), view(arguments_json),
-                                        view(context_json));
-      },
-      on, timeout, std::move(done));
+  call_async("tool",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_invoke_tool, no_tools, std::move(channel_id),
+                       std::move(tool_id), std::move(arguments_json), std::move(context_json)),
+             on, timeout, std::move(done));
 }
 
 void connector::auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,
                            const strand& on, ms timeout, done_fn done) {
-  call_async(
-      "auth",
-      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id),
-       input_json = std::move(input_json)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_auth_start) return plugin_generation::complete(call, XCONN_STATUS_ERROR, no_auth);
-        api.xconn_plugin_on_auth_start(instance, call, view(channel_id), view(flow_id), view(run_id), view(input_json));
-      },
-      on, timeout, std::move(done));
+  call_async("auth",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_auth_start, no_auth, std::move(channel_id),
+                       std::move(flow_id), std::move(run_id), std::move(input_json)),
+             on, timeout, std::move(done));
 }
 
 void connector::auth_status(std::string channel_id, std::string flow_id, std::string run_id, bool refresh,
                             const strand& on, ms timeout, done_fn done) {
-  call_async(
-      "auth",
-      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id), refresh](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_auth_status) return plugin_generation::complete(call, XCONN_STATUS_ERROR, no_auth);
-        api.xconn_plugin_on_auth_status(instance, call, view(channel_id), view(flow_id), view(run_id), refresh ? 1 : 0);
-      },
-      on, timeout, std::move(done));
+  call_async("auth",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_auth_status, no_auth, std::move(channel_id),
+                       std::move(flow_id), std::move(run_id), refresh),
+             on, timeout, std::move(done));
 }
 
 void connector::auth_cancel(std::string channel_id, std::string flow_id, std::string run_id, const strand& on,
                             ms timeout, done_fn done) {
-  call_async(
-      "auth",
-      [channel_id = std::move(channel_id), flow_id = std::move(flow_id), run_id = std::move(run_id)](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_auth_cancel) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
-        api.xconn_plugin_on_auth_cancel(instance, call, view(channel_id), view(flow_id), view(run_id));
-      },
-      on, timeout, std::move(done));
+  call_async("auth",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_auth_cancel, nothing_to_do, std::move(channel_id),
+                       std::move(flow_id), std::move(run_id)),
+             on, timeout, std::move(done));
 }
 
 void connector::auth_logout(std::string channel_id, const strand& on, ms timeout, done_fn done) {
-  call_async(
-      "logout",
-      [channel_id = std::move(channel_id)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_auth_logout) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
-        api.xconn_plugin_on_auth_logout(instance, call, view(channel_id));
-      },
-      on, timeout, std::move(done));
+  call_async("logout", call_hook(&xconn_plugin_api::xconn_plugin_on_auth_logout, nothing_to_do, std::move(channel_id)),
+             on, timeout, std::move(done));
 }
 
 void connector::send(std::string channel_id, std::string reply_json, const strand& on, ms timeout, done_fn done) {
-  call_async(
-      "send",
-      [channel_id = std::move(channel_id), reply_json = std::move(reply_json)](const xconn_plugin_api& api,
-                                                                               void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_send) return plugin_generation::complete(call, XCONN_STATUS_ERROR, cannot_send);
-        api.xconn_plugin_on_send(instance, call, view(channel_id), view(reply_json));
-      },
-      on, timeout, std::move(done));
+  call_async("send",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_send, cannot_send, std::move(channel_id),
+                       std::move(reply_json)),
+             on, timeout, std::move(done));
 }
 
 void connector::update(std::string channel_id, std::string message_id, std::string text_so_far, const strand& on,
                        ms timeout, done_fn done) {
-  call_async(
-      "update",
-      [channel_id = std::move(channel_id), message_id = std::move(message_id), text_so_far = std::move(text_so_far)](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_update) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
-        api.xconn_plugin_on_update(instance, call, view(channel_id), view(message_id), view(text_so_far));
-      },
-      on, timeout, std::move(done));
+  call_async("update",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_update, nothing_to_do, std::move(channel_id),
+                       std::move(message_id), std::move(text_so_far)),
+             on, timeout, std::move(done));
 }
 
 void connector::activity(std::string channel_id, std::string status, std::string tool_name, const strand& on,
                          ms timeout, done_fn done) {
-  call_async(
-      "activity",
-      [channel_id = std::move(channel_id), status = std::move(status), tool_name = std::move(tool_name)](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_activity) return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
-        api.xconn_plugin_on_activity(instance, call, view(channel_id), view(status), view(tool_name));
-      },
-      on, timeout, std::move(done));
+  call_async("activity",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_activity, nothing_to_do, std::move(channel_id),
+                       std::move(status), std::move(tool_name)),
+             on, timeout, std::move(done));
 }
 
 void connector::http(std::string method, std::string path, std::string query, std::string body, const strand& on,
                      ms timeout, done_fn done) {
-  call_async(
-      "http",
-      [method = std::move(method), path = std::move(path), query = std::move(query), body = std::move(body)](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_http) return plugin_generation::complete(call, XCONN_STATUS_OK, no_http);
-        api.xconn_plugin_on_http(instance, call, view(method), view(path), view(query), view(body));
-      },
-      on, timeout, std::move(done));
+  call_async("http",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_http, no_http, std::move(method), std::move(path),
+                       std::move(query), std::move(body)),
+             on, timeout, std::move(done));
 }
 
 void connector::consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done) {
-  call_async(
-      "consumer_stop",
-      [consumer_key = std::move(consumer_key)](const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (!api.xconn_plugin_on_consumer_stop)
-          return plugin_generation::complete(call, XCONN_STATUS_OK, nothing_to_do);
-        api.xconn_plugin_on_consumer_stop(instance, call, view(consumer_key));
-      },
-      on, timeout, std::move(done));
+  call_async("consumer_stop",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_consumer_stop, nothing_to_do, std::move(consumer_key)),
+             on, timeout, std::move(done));
+}
+
+void connector::stop_consumers(const std::vector<std::string>& keys, ms timeout) {
+  for (const auto& key : keys) {
+    spdlog::info("[plugin {}] consumer {} has no channel left: stopped", id_, key);
+    consumer_stop(key, make_strand(), timeout, [plugin = id_, key](call_result r) {
+      if (!r.ok) spdlog::warn("[plugin {}] consumer {} did not stop cleanly ({})", plugin, key, r.code);
+    });
+  }
 }
 
 void connector::fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why) {

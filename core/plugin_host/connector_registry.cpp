@@ -12,6 +12,13 @@ namespace xconn {
 
 namespace {
 
+// A generation reports its health to its connector while that exists (a hung generation may outlive it).
+plugin_generation::health_listener health_of(const std::shared_ptr<connector>& conn) {
+  return [owner = std::weak_ptr<connector>(conn)](const plugin_generation& from, health_state h) {
+    if (auto c = owner.lock()) c->health_changed(from, h);
+  };
+}
+
 // The refusal line of a start that failed, threw or ran out of time.
 std::string start_failure(const call_result& started) {
   return "start failed: " + (started.code.empty() ? std::string("error") : started.code) +
@@ -20,9 +27,14 @@ std::string start_failure(const call_result& started) {
 
 }  // namespace
 
-connector_registry::connector_registry(const config& cfg, boost::asio::io_context& io,
-                                       boost::asio::thread_pool& pool)
-    : config_(cfg), io_(io), pool_(pool), cache_dir_(std::filesystem::path(cfg.store.path) / "plugin-cache") {}
+connector_registry::connector_registry(const config& cfg, boost::asio::io_context& io, boost::asio::thread_pool& pool,
+                                       plugin_host_hooks hooks, events told)
+    : config_(cfg),
+      io_(io),
+      pool_(pool),
+      cache_dir_(std::filesystem::path(cfg.store.path) / "plugin-cache"),
+      hooks_(std::move(hooks)),
+      told_(std::move(told)) {}
 
 connector_registry::~connector_registry() {
   stopping_ = true;
@@ -84,7 +96,8 @@ boost::system::result<std::shared_ptr<plugin_generation>, std::string> connector
   }
   const auto& id = conn->id();
   const auto& section = section_of(id);
-  auto g = std::make_shared<plugin_generation>(*library, section, next_generation_++, conn, hooks_, io_, pool_);
+  auto g = std::make_shared<plugin_generation>(*library, section, next_generation_++, conn, health_of(conn),
+                                               hooks_, io_, pool_);
   std::string error;
   if (!g->create(error)) {
     // The plugin names the key ("config.greeting: ..."); add where it is in the file.
@@ -126,7 +139,7 @@ void connector_registry::add(const std::filesystem::path& file) {
     std::lock_guard lock(mutex_);
     loaded_.emplace(id, conn);
   }
-  if (added_) added_(*conn);
+  if (told_.added) told_.added(*conn);
 }
 
 void connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,
@@ -175,15 +188,15 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     spdlog::info("plugin {} reloaded: generation {} -> {}, version {} -> {}, paused {} ms ({} calls held)", id,
                  old->number(), (*next)->number(), old->manifest()->card_version, (*next)->manifest()->card_version,
                  record.pause_ms, record.held_calls);
-    if (reloaded_) reloaded_(id);
+    if (told_.reloaded) told_.reloaded(id);
     return;
   }
   (*next)->stop(stop_limit);
   std::string reason = failed(start_failure(started), sha ? *sha : "");
   // The old library serves again, in a fresh instance with its generation number: a stopped instance is not
   // asked to start twice.
-  auto again = std::make_shared<plugin_generation>(old->library_handle(), section_of(id), old->number(), conn, hooks_,
-                                                   io_, pool_);
+  auto again = std::make_shared<plugin_generation>(old->library_handle(), section_of(id), old->number(), conn,
+                                                   health_of(conn), hooks_, io_, pool_);
   std::string error;
   call_result restarted;
   restarted.code = "create_failed";
@@ -207,7 +220,7 @@ void connector_registry::remove(const std::shared_ptr<connector>& conn) {
     std::lock_guard lock(mutex_);
     loaded_.erase(conn->id());
   }
-  if (removed_) removed_(conn->id());
+  if (told_.removed) told_.removed(conn->id());
   conn->retire();
   if (auto stopped = g->stop(stop_limit); !stopped.ok) spdlog::warn("plugin {} stop: {}", conn->id(), stopped.code);
   clear_refusal(conn->id());

@@ -35,17 +35,21 @@ class connector_registry {
   static constexpr std::chrono::seconds start_limit{5};
   static constexpr std::chrono::seconds stop_limit{5};
 
-  connector_registry(const config& cfg, boost::asio::io_context& io, boost::asio::thread_pool& pool);
+  // What the registry tells the rest of the host, each from the thread that loaded or reloaded the plugin.
+  struct events {
+    // After a plugin was loaded and started (at start-up, or added later).
+    std::function<void(connector&)> added;
+    // After a reload that took a new generation (its card may differ).
+    std::function<void(const std::string& plugin_id)> reloaded;
+    // When a removed plugin's calls have drained: its sockets close (1001).
+    std::function<void(const std::string& plugin_id)> removed;
+  };
+
+  // hooks: where the plugins' calls into the host go.
+  connector_registry(const config& cfg, boost::asio::io_context& io, boost::asio::thread_pool& pool,
+                     plugin_host_hooks hooks = {}, events told = {});
   ~connector_registry();
 
-  // Where the plugins' calls into the host go. Set before load_all.
-  plugin_host_hooks& hooks() { return hooks_; }
-  // After a reload that took a new generation (its card may differ), from the reload thread.
-  void on_reloaded(std::function<void(const std::string& plugin_id)> f) { reloaded_ = std::move(f); }
-  // After a plugin was loaded and started (at start-up, or added later), from the loading thread.
-  void on_added(std::function<void(connector&)> f) { added_ = std::move(f); }
-  // When a removed plugin's calls have drained: close its sockets (1001). From the reload thread.
-  void on_removed(std::function<void(const std::string& plugin_id)> f) { removed_ = std::move(f); }
 
   // Loads, validates, creates and starts every candidate in plugins.dir (blocking; at start-up).
   void load_all();
@@ -84,9 +88,7 @@ class connector_registry {
   boost::asio::thread_pool& pool_;
   std::filesystem::path cache_dir_;
   plugin_host_hooks hooks_;
-  std::function<void(const std::string&)> reloaded_;
-  std::function<void(const std::string&)> removed_;
-  std::function<void(connector&)> added_;
+  events told_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<connector>, std::less<>> loaded_;
   std::vector<refused_plugin> refused_;

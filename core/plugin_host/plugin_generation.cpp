@@ -1,6 +1,5 @@
 #include "core/plugin_host/plugin_generation.hpp"
 
-#include "core/plugin_host/connector.hpp"
 #include "core/base/crypto.hpp"
 #include "core/base/ids.hpp"
 #include "core/base/log.hpp"
@@ -96,12 +95,13 @@ std::string_view to_string(health_state h) {
 
 plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, const connector_section& section,
                                      std::uint64_t number, std::weak_ptr<connector> owner,
-                                     const plugin_host_hooks& hooks, boost::asio::io_context& io,
-                                     boost::asio::thread_pool& pool)
+                                     health_listener on_health, const plugin_host_hooks& hooks,
+                                     boost::asio::io_context& io, boost::asio::thread_pool& pool)
     : library_(std::move(library)),
       config_json_(section.to_json()),
       number_(number),
       owner_(std::move(owner)),
+      on_health_(std::move(on_health)),
       hooks_(hooks),
       io_(io),
       pool_(pool) {
@@ -344,8 +344,7 @@ bool plugin_generation::report_health(health_state h, std::string last_error_cod
     health_.last_seen_at = unix_ms();
   }
   // Outside the lock: the listener reads health() back while it builds descriptors.
-  if (changed)
-    if (auto owner = this->owner()) owner->health_changed(*this, h);
+  if (changed && on_health_) on_health_(*this, h);
   return changed;
 }
 

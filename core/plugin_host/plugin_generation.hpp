@@ -73,10 +73,13 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   using plugin_fn = std::function<void(const xconn_plugin_api& api, void* instance, xconn_call* call)>;
   using strand = boost::asio::strand<boost::asio::thread_pool::executor_type>;
 
+  // Told of a health change; the connector, which holds its generations (so this file never includes it).
+  using health_listener = std::function<void(const plugin_generation& from, health_state h)>;
+
   // owner is the connector this generation serves (its host calls are reported there while it is current).
   plugin_generation(std::shared_ptr<plugin_library> library, const connector_section& section, std::uint64_t number,
-                    std::weak_ptr<connector> owner, const plugin_host_hooks& hooks, boost::asio::io_context& io,
-                    boost::asio::thread_pool& pool);
+                    std::weak_ptr<connector> owner, health_listener on_health, const plugin_host_hooks& hooks,
+                    boost::asio::io_context& io, boost::asio::thread_pool& pool);
   ~plugin_generation();
   plugin_generation(const plugin_generation&) = delete;
   plugin_generation& operator=(const plugin_generation&) = delete;
@@ -144,6 +147,7 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   std::string config_digest_;
   std::uint64_t number_;
   std::weak_ptr<connector> owner_;
+  health_listener on_health_;
   const plugin_host_hooks& hooks_;
   boost::asio::io_context& io_;
   boost::asio::thread_pool& pool_;

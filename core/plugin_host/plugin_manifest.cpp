@@ -106,6 +106,104 @@ std::string skill_name_for(std::string_view card_id) {
   return name;
 }
 
+namespace {
+
+// tool_options: per tool of the card, side_effect and timeout_ms. "" when valid.
+std::string read_tool_options(const json::object& doc, plugin_manifest& m) {
+  if (auto* opts = doc.if_contains("tool_options")) {
+    if (!opts->is_object()) return "tool_options: must be an object";
+    for (const auto& kv : opts->as_object()) {
+      auto at = "tool_options." + std::string(kv.key());
+      auto it = m.tools.find(std::string(kv.key()));
+      if (it == m.tools.end()) return at + ": not a tool of the card";
+      if (!kv.value().is_object()) return at + ": must be an object";
+      for (const auto& o : kv.value().as_object()) {
+        if (o.key() == "side_effect" && o.value().is_bool()) {
+          it->second.side_effect = o.value().as_bool();
+        } else if (o.key() == "timeout_ms" && o.value().is_int64() && o.value().as_int64() > 0 &&
+                   o.value().as_int64() <= 3600000) {
+          it->second.timeout_ms = static_cast<int>(o.value().as_int64());
+        } else {
+          return at + "." + std::string(o.key()) + ": side_effect (bool) or timeout_ms (1-3600000) only";
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// capability: the AIOS adapter capability, without its live health. "" when valid.
+std::string read_capability(const json::object& doc, plugin_manifest& m) {
+  auto* cap = doc.if_contains("capability");
+  if (!cap || !cap->is_object()) return "capability: must be an object";
+  m.capability = cap->as_object();
+  for (auto key : {"adapter_id", "adapter_version"})
+    if (auto* v = m.capability.if_contains(key); !v || !v->is_string() || v->as_string().empty())
+      return "capability." + std::string(key) + ": required";
+  for (auto key : {"supported_targets", "supported_features"}) {
+    auto* v = m.capability.if_contains(key);
+    if (!v || !v->is_array()) return "capability." + std::string(key) + ": must be an array of strings";
+    for (const auto& e : v->as_array())
+      if (!e.is_string()) return "capability." + std::string(key) + ": must be an array of strings";
+  }
+  m.capability.erase("health");  // live, added by the host when served
+  return {};
+}
+
+// delivery: what the target can do with a reply (edit, typing, split). "" when valid.
+std::string read_delivery(const json::object& doc, plugin_manifest& m) {
+  if (auto* v = doc.if_contains("delivery")) {
+    if (!v->is_object()) return "delivery: must be an object";
+    for (const auto& kv : v->as_object()) {
+      bool* flag = kv.key() == "can_edit"    ? &m.delivery.can_edit
+                   : kv.key() == "typing"    ? &m.delivery.typing
+                   : kv.key() == "can_split" ? &m.delivery.can_split
+                                             : nullptr;
+      if (!flag) return "delivery." + std::string(kv.key()) + ": unknown field";
+      if (!kv.value().is_bool()) return "delivery." + std::string(kv.key()) + ": must be a boolean";
+      *flag = kv.value().as_bool();
+    }
+  }
+  return {};
+}
+
+// http_routes: the routes the plugin serves under its base path, none of the host's. "" when valid.
+std::string read_http_routes(const json::object& doc, plugin_manifest& m) {
+  if (auto* v = doc.if_contains("http_routes")) {
+    static const std::regex route_path("^(/[a-z0-9_-]{1,64}){1,8}$");
+    if (!v->is_array() || v->as_array().size() > 32) return "http_routes: at most 32 routes";
+    for (const auto& r : v->as_array()) {
+      auto at = "http_routes[" + std::to_string(m.http_routes.size()) + "]";
+      if (!r.is_object()) return at + ": must be an object";
+      http_route route;
+      for (const auto& kv : r.as_object()) {
+        if (kv.key() == "path" && kv.value().is_string()) {
+          route.path = kv.value().as_string();
+        } else if (kv.key() == "method" && kv.value().is_string()) {
+          route.method = kv.value().as_string();
+        } else if (kv.key() == "public" && kv.value().is_bool()) {
+          route.is_public = kv.value().as_bool();
+        } else {
+          return at + "." + std::string(kv.key()) + ": path (string), method (string) or public (bool)";
+        }
+      }
+      if (!std::regex_match(route.path, route_path)) return at + ".path: /segments of a-z 0-9 _ -";
+      // The spec's own endpoints stay the host's.
+      for (std::string_view reserved : {"/connector-card.json", "/skill.md", "/capability.json", "/health", "/ws",
+                                        "/files", "/events", "/reload", "/metrics"})
+        if (route.path == reserved || route.path.starts_with(std::string(reserved) + "/"))
+          return at + ".path: " + std::string(reserved) + " belongs to the host";
+      if (route.method != "GET" && route.method != "POST" && route.method != "PUT" && route.method != "DELETE")
+        return at + ".method: GET, POST, PUT or DELETE";
+      if (m.find_route(route.method, route.path)) return at + ": declared twice";
+      m.http_routes.push_back(std::move(route));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 // plugin_manifest is an aggregate, so a string would convert to it: say which side is meant.
 using manifest_result = boost::system::result<plugin_manifest, std::string>;
 static manifest_result manifest_failed(std::string why) {
@@ -144,25 +242,7 @@ boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_v
 
   if (auto* tools = m.card.if_contains("tools"))
     for (const auto& t : tools->as_array()) m.tools[std::string(t.as_object().at("tool_id").as_string())] = {};
-  if (auto* opts = doc->if_contains("tool_options")) {
-    if (!opts->is_object()) return manifest_failed(std::string("tool_options: must be an object"));
-    for (const auto& kv : opts->as_object()) {
-      auto at = "tool_options." + std::string(kv.key());
-      auto it = m.tools.find(std::string(kv.key()));
-      if (it == m.tools.end()) return manifest_failed(at + ": not a tool of the card");
-      if (!kv.value().is_object()) return manifest_failed(at + ": must be an object");
-      for (const auto& o : kv.value().as_object()) {
-        if (o.key() == "side_effect" && o.value().is_bool()) {
-          it->second.side_effect = o.value().as_bool();
-        } else if (o.key() == "timeout_ms" && o.value().is_int64() && o.value().as_int64() > 0 &&
-                   o.value().as_int64() <= 3600000) {
-          it->second.timeout_ms = static_cast<int>(o.value().as_int64());
-        } else {
-          return manifest_failed(at + "." + std::string(o.key()) + ": side_effect (bool) or timeout_ms (1-3600000) only");
-        }
-      }
-    }
-  }
+  if (auto e = read_tool_options(*doc, m); !e.empty()) return manifest_failed(std::move(e));
 
   for (auto key : {"skill", "system_prompt"})
     if (auto* v = doc->if_contains(key); v && !v->is_string()) return manifest_failed(std::string(key) + ": must be a string");
@@ -177,62 +257,9 @@ boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_v
   if (!composed) return manifest_failed(composed.error());
   m.skill = std::move(*composed);
 
-  auto* cap = doc->if_contains("capability");
-  if (!cap || !cap->is_object()) return manifest_failed(std::string("capability: must be an object"));
-  m.capability = cap->as_object();
-  for (auto key : {"adapter_id", "adapter_version"})
-    if (auto* v = m.capability.if_contains(key); !v || !v->is_string() || v->as_string().empty())
-      return manifest_failed("capability." + std::string(key) + ": required");
-  for (auto key : {"supported_targets", "supported_features"}) {
-    auto* v = m.capability.if_contains(key);
-    if (!v || !v->is_array()) return manifest_failed("capability." + std::string(key) + ": must be an array of strings");
-    for (const auto& e : v->as_array())
-      if (!e.is_string()) return manifest_failed("capability." + std::string(key) + ": must be an array of strings");
-  }
-  m.capability.erase("health");  // live, added by the host when served
-
-  if (auto* v = doc->if_contains("delivery")) {
-    if (!v->is_object()) return manifest_failed(std::string("delivery: must be an object"));
-    for (const auto& kv : v->as_object()) {
-      bool* flag = kv.key() == "can_edit"    ? &m.delivery.can_edit
-                   : kv.key() == "typing"    ? &m.delivery.typing
-                   : kv.key() == "can_split" ? &m.delivery.can_split
-                                             : nullptr;
-      if (!flag) return manifest_failed("delivery." + std::string(kv.key()) + ": unknown field");
-      if (!kv.value().is_bool()) return manifest_failed("delivery." + std::string(kv.key()) + ": must be a boolean");
-      *flag = kv.value().as_bool();
-    }
-  }
-  if (auto* v = doc->if_contains("http_routes")) {
-    static const std::regex route_path("^(/[a-z0-9_-]{1,64}){1,8}$");
-    if (!v->is_array() || v->as_array().size() > 32) return manifest_failed(std::string("http_routes: at most 32 routes"));
-    for (const auto& r : v->as_array()) {
-      auto at = "http_routes[" + std::to_string(m.http_routes.size()) + "]";
-      if (!r.is_object()) return manifest_failed(at + ": must be an object");
-      http_route route;
-      for (const auto& kv : r.as_object()) {
-        if (kv.key() == "path" && kv.value().is_string()) {
-          route.path = kv.value().as_string();
-        } else if (kv.key() == "method" && kv.value().is_string()) {
-          route.method = kv.value().as_string();
-        } else if (kv.key() == "public" && kv.value().is_bool()) {
-          route.is_public = kv.value().as_bool();
-        } else {
-          return manifest_failed(at + "." + std::string(kv.key()) + ": path (string), method (string) or public (bool)");
-        }
-      }
-      if (!std::regex_match(route.path, route_path)) return manifest_failed(at + ".path: /segments of a-z 0-9 _ -");
-      // The spec's own endpoints stay the host's.
-      for (std::string_view reserved : {"/connector-card.json", "/skill.md", "/capability.json", "/health", "/ws",
-                                        "/files", "/events", "/reload", "/metrics"})
-        if (route.path == reserved || route.path.starts_with(std::string(reserved) + "/"))
-          return manifest_failed(at + ".path: " + std::string(reserved) + " belongs to the host");
-      if (route.method != "GET" && route.method != "POST" && route.method != "PUT" && route.method != "DELETE")
-        return manifest_failed(at + ".method: GET, POST, PUT or DELETE");
-      if (m.find_route(route.method, route.path)) return manifest_failed(at + ": declared twice");
-      m.http_routes.push_back(std::move(route));
-    }
-  }
+  if (auto e = read_capability(*doc, m); !e.empty()) return manifest_failed(std::move(e));
+  if (auto e = read_delivery(*doc, m); !e.empty()) return manifest_failed(std::move(e));
+  if (auto e = read_http_routes(*doc, m); !e.empty()) return manifest_failed(std::move(e));
   return m;
 }
 

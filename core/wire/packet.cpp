@@ -13,6 +13,19 @@ namespace {
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
 
+// Calls visit(key, value) for each member of object, stopping at the first error (of simdjson's or visit's).
+template <class Visit>
+error_code for_each_member(od::object& object, Visit&& visit) {
+  for (auto field : object) {
+    std::string_view key;
+    od::value value;
+    if (auto e = field.unescaped_key().get(key)) return e;
+    if (auto e = field.value().get(value)) return e;
+    if (auto e = visit(key, value)) return e;
+  }
+  return simdjson::SUCCESS;
+}
+
 // On-demand parsing skips values nobody asks for without checking them, so every value of the frame goes
 // through here: that is what makes the whole frame well-formed JSON (structure, escapes, numbers, literals)
 // and bounds its nesting. depth is the nesting level v opens if it is a container (the envelope is 1).
@@ -24,14 +37,7 @@ error_code validate(od::value& v, std::size_t depth) {
       if (depth > packet_decoder::max_depth) return simdjson::DEPTH_ERROR;
       od::object object;
       if (auto e = v.get_object().get(object)) return e;
-      for (auto field : object) {
-        std::string_view key;
-        od::value child;
-        if (auto e = field.unescaped_key().get(key)) return e;
-        if (auto e = field.value().get(child)) return e;
-        if (auto e = validate(child, depth + 1)) return e;
-      }
-      return simdjson::SUCCESS;
+      return for_each_member(object, [&](std::string_view, od::value& child) { return validate(child, depth + 1); });
     }
     case od::json_type::array: {
       if (depth > packet_decoder::max_depth) return simdjson::DEPTH_ERROR;
@@ -103,13 +109,8 @@ class envelope_reader {
     }
     od::object root;
     if (auto e = doc_.get_object().get(root)) return e;
-    for (auto field : root) {
-      std::string_view key;
-      od::value v;
-      if (auto e = field.unescaped_key().get(key)) return e;
-      if (auto e = field.value().get(v)) return e;
-      if (auto e = read_field(key, v)) return e;
-    }
+    if (auto e = for_each_member(root, [&](std::string_view key, od::value& v) { return read_field(key, v); }))
+      return e;
     // A second document or garbage after the object.
     if (doc_.current_location().error() != simdjson::OUT_OF_BOUNDS) return simdjson::TRAILING_CONTENT;
     if (!(seen_ & k_schema)) fail("schema is missing");
@@ -177,13 +178,19 @@ class envelope_reader {
     }
   }
 
-  error_code read_time(od::value& v) {
+  // Whether v is of type want. When it is not, records why and checks that v is still well-formed JSON (the
+  // frame as a whole must be), leaving that check's outcome in e.
+  bool is_a(od::value& v, od::json_type want, const char* why, error_code& e) {
     od::json_type type{};
-    if (auto e = v.type().get(type)) return e;
-    if (type != od::json_type::number) {
-      fail("time must be a non-negative integer");
-      return validate(v, 2);
-    }
+    if ((e = v.type().get(type))) return false;
+    if (type == want) return true;
+    fail(why);
+    e = validate(v, 2);
+    return false;
+  }
+
+  error_code read_time(od::value& v) {
+    if (error_code e{}; !is_a(v, od::json_type::number, "time must be a non-negative integer", e)) return e;
     od::number n;
     if (auto e = v.get_number().get(n)) return e;
     // Integers above INT64_MAX come back as unsigned_integer and are refused with floats and negatives.
@@ -193,12 +200,7 @@ class envelope_reader {
   }
 
   error_code read_payload(od::value& v) {
-    od::json_type type{};
-    if (auto e = v.type().get(type)) return e;
-    if (type != od::json_type::object) {
-      fail("payload must be an object");
-      return validate(v, 2);
-    }
+    if (error_code e{}; !is_a(v, od::json_type::object, "payload must be an object", e)) return e;
     // value::raw_json() does not exist in simdjson 3.0.1 and object::raw_json() skips without validating,
     // so the slice runs from the payload's first token to the token after it, less the whitespace between.
     const std::string_view first = v.raw_json_token();
@@ -212,20 +214,11 @@ class envelope_reader {
 
   error_code read_error(od::value& v) {
     static constexpr const char* why = "error must be an object with a non-empty string code";
-    od::json_type type{};
-    if (auto e = v.type().get(type)) return e;
-    if (type != od::json_type::object) {
-      fail(why);
-      return validate(v, 2);
-    }
+    if (error_code e{}; !is_a(v, od::json_type::object, why, e)) return e;
     od::object object;
     if (auto e = v.get_object().get(object)) return e;
     int codes = 0;
-    for (auto field : object) {
-      std::string_view key;
-      od::value child;
-      if (auto e = field.unescaped_key().get(key)) return e;
-      if (auto e = field.value().get(child)) return e;
+    auto read_member = [&](std::string_view key, od::value& child) -> error_code {
       std::string_view s;
       bool ok = false;
       if (key == "code") {
@@ -236,10 +229,12 @@ class envelope_reader {
       } else if (key == "message") {
         if (auto e = read_string(child, s, ok)) return e;
         if (!ok) fail("error.message must be a string");
-      } else if (auto e = validate(child, 3)) {
-        return e;
+      } else {
+        return validate(child, 3);
       }
-    }
+      return simdjson::SUCCESS;
+    };
+    if (auto e = for_each_member(object, read_member)) return e;
     if (codes != 1) fail(why);
     return simdjson::SUCCESS;
   }

@@ -329,6 +329,19 @@ void guarded(const xconn_host_api* host, Fn&& fn) {
   }
 }
 
+inline std::string_view from_c_arg(xconn_str s) { return from_c(s); }
+inline bool from_c_arg(int flag) { return flag != 0; }
+
+// Every call hook of the table: the C arguments as C++ ones, then the plugin's method with the call's completion,
+// guarded. Method's C signature is taken from the table's slot it is assigned to.
+template <auto Method, class... CArgs>
+void forward(void* p, xconn_call* call, CArgs... args) {
+  auto* self = static_cast<instance*>(p);
+  guarded(self->host, [&](xconn_call** rescue) {
+    (self->object->*Method)(from_c_arg(args)..., completion(self->host, call, rescue));
+  });
+}
+
 template <class Plugin>
 const xconn_plugin_api* table_for(uint32_t host_major) {
   if (host_major != XCONN_PLUGIN_API_MAJOR) return nullptr;
@@ -381,91 +394,18 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
         }
         delete self;
       },
-      // on_start
-      [](void* p, xconn_call* call) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) { self->object->start(completion(self->host, call, rescue)); });
-      },
-      // on_stop
-      [](void* p, xconn_call* call) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) { self->object->stop(completion(self->host, call, rescue)); });
-      },
-      // on_invoke_tool
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str tool, xconn_str args, xconn_str ctx) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->invoke_tool(from_c(channel), from_c(tool), from_c(args), from_c(ctx),
-                                    completion(self->host, call, rescue));
-        });
-      },
-      // on_auth_start
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str flow, xconn_str session, xconn_str input) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->auth_start(from_c(channel), from_c(flow), from_c(session), from_c(input),
-                                   completion(self->host, call, rescue));
-        });
-      },
-      // on_auth_status
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str flow, xconn_str session, int refresh) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->auth_status(from_c(channel), from_c(flow), from_c(session), refresh != 0,
-                                    completion(self->host, call, rescue));
-        });
-      },
-      // on_auth_cancel
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str flow, xconn_str session) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->auth_cancel(from_c(channel), from_c(flow), from_c(session), completion(self->host, call, rescue));
-        });
-      },
-      // on_auth_logout
-      [](void* p, xconn_call* call, xconn_str channel) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->auth_logout(from_c(channel), completion(self->host, call, rescue));
-        });
-      },
-      // on_send
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str reply) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->send(from_c(channel), from_c(reply), completion(self->host, call, rescue));
-        });
-      },
-      // on_update
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str message_id, xconn_str text) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->update(from_c(channel), from_c(message_id), from_c(text), completion(self->host, call, rescue));
-        });
-      },
-      // on_activity
-      [](void* p, xconn_call* call, xconn_str channel, xconn_str status, xconn_str tool_name) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->activity(from_c(channel), from_c(status), from_c(tool_name),
-                                 completion(self->host, call, rescue));
-        });
-      },
-      // on_http
-      [](void* p, xconn_call* call, xconn_str method, xconn_str path, xconn_str query, xconn_str body) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->http(from_c(method), from_c(path), from_c(query), from_c(body),
-                             completion(self->host, call, rescue));
-        });
-      },
-      // on_consumer_stop
-      [](void* p, xconn_call* call, xconn_str key) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          self->object->consumer_stop(from_c(key), completion(self->host, call, rescue));
-        });
-      },
+      &forward<&plugin::start>,
+      &forward<&plugin::stop>,
+      &forward<&plugin::invoke_tool>,
+      &forward<&plugin::auth_start>,
+      &forward<&plugin::auth_status>,
+      &forward<&plugin::auth_cancel>,
+      &forward<&plugin::auth_logout>,
+      &forward<&plugin::send>,
+      &forward<&plugin::update>,
+      &forward<&plugin::activity>,
+      &forward<&plugin::http>,
+      &forward<&plugin::consumer_stop>,
   };
   return &table;
 }

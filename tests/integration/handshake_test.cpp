@@ -245,11 +245,7 @@ TEST_F(handshake, a_text_frame_that_is_not_utf8_fails_the_socket_with_1007) {
 
 TEST_F(handshake, binary_frames_are_invalid_packets) {
   auto c = open();
-  c->stream().binary(true);
-  boost::beast::error_code ec;
-  std::string frame = boost::json::serialize(make_packet("ping"));
-  c->stream().write(boost::asio::buffer(frame), ec);
-  ASSERT_FALSE(ec);
+  ASSERT_TRUE(c->send_binary(boost::json::serialize(make_packet("ping"))));
   auto reply = c->receive_json();
   ASSERT_TRUE(reply);
   EXPECT_EQ(error_code(*reply), "invalid_packet");
@@ -300,19 +296,8 @@ TEST(handshake_heartbeat, a_silent_socket_is_dropped_and_a_live_one_kept) {
     // The live client reads (answering pings) with a ping of its own now and then.
     live->send_json(make_packet("ping"));
     ASSERT_TRUE(live->receive_json(std::chrono::seconds(2)));
-    boost::beast::error_code ec;
-    char byte;
-    auto& sock = boost::beast::get_lowest_layer(silent->stream()).socket();
-    sock.non_blocking(true);
-    // A closed peer reads as EOF once every ping frame sent before it has been drained.
-    while (true) {
-      sock.read_some(boost::asio::buffer(&byte, 1), ec);
-      if (ec == boost::asio::error::would_block) break;
-      if (ec) {
-        dropped = true;
-        break;
-      }
-    }
+    dropped = silent->drain_raw_until_closed();
+    if (dropped) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_TRUE(dropped);

@@ -18,24 +18,31 @@ using steady = std::chrono::steady_clock;
 
 class leases : public ::testing::Test {
  protected:
-  leases() : server({"echo.so"}, [](config& c) { c.leases.connector_offline_s = 2; }) {}
+  // relay is there only to hold a witness's lease (a_lease_started_now_ran_out).
+  leases() : server({"echo.so", "relay.so"}, [](config& c) { c.leases.connector_offline_s = 2; }) {}
   void SetUp() override { server.start(); }
 
-  json::object health() {
-    auto v = http_get(server.port(), "/connectors/echo/health", server.key()).json();
+  json::object health(const std::string& plugin = "echo") {
+    auto v = http_get(server.port(), "/connectors/" + plugin + "/health", server.key()).json();
     return v.is_object() ? v.as_object() : json::object{};
   }
-  std::int64_t authenticated() { return health()["channels"].as_object()["authenticated"].to_number<std::int64_t>(); }
+  std::int64_t authenticated(const std::string& plugin = "echo") {
+    return health(plugin)["channels"].as_object()["authenticated"].to_number<std::int64_t>();
+  }
   std::int64_t live_consumers() { return health()["consumers"].as_object()["live"].to_number<std::int64_t>(); }
-  // Polls until f() is true or the deadline passes.
-  template <class F>
-  bool eventually(F f, std::chrono::milliseconds deadline = 10s) {
-    auto until = steady::now() + deadline;
-    while (steady::now() < until) {
-      if (f()) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return f();
+
+  // True once a lease that starts now has run out, so that any lease started before it has too: what did not
+  // expire by then was never running. A witness connector_id signs a channel in on relay and goes offline; its
+  // lease has run out when that channel is deregistered (each tick expires every lease past its deadline, and
+  // relay's channels count apart from echo's).
+  bool a_lease_started_now_ran_out() {
+    auto witness = dp_client::connect(server.port(), server.key(), "relay");
+    if (!witness) return false;
+    auto channel = witness->open();
+    auto ack = witness->auth_start(channel, "relay_token", json::object{{"token", "witness-token"}});
+    if (!ack || text_of(payload_of(*ack), "status") != "authenticated" || authenticated("relay") != 1) return false;
+    witness.reset();
+    return wait_until([&] { return authenticated("relay") == 0; });
   }
 
   server_fixture server;
@@ -50,7 +57,7 @@ TEST_F(leases, an_expired_lease_deregisters_the_id_and_its_channels) {
     channel = c->open_authenticated();
     ASSERT_FALSE(channel.empty());
   }
-  ASSERT_TRUE(eventually([&] { return authenticated() == 0; })) << "the channel was not deregistered";
+  ASSERT_TRUE(wait_until([&] { return authenticated() == 0; })) << "the channel was not deregistered";
   auto c = dp_client::connect(server.port(), server.key(), "echo", {{"connector_id", connector_id}});
   ASSERT_TRUE(c);
   EXPECT_NE(c->connector_id(), connector_id) << "a later hello gets a new id";
@@ -70,8 +77,8 @@ TEST_F(leases, a_reconnect_inside_the_lease_keeps_the_id_and_the_channel) {
   auto c = dp_client::connect(server.port(), server.key(), "echo", {{"connector_id", connector_id}});
   ASSERT_TRUE(c);
   EXPECT_EQ(c->connector_id(), connector_id);
-  // Well past the lease: the hello cancelled it.
-  std::this_thread::sleep_for(3s);
+  // Past the end of the lease the close started: the hello cancelled it.
+  ASSERT_TRUE(a_lease_started_now_ran_out());
   EXPECT_EQ(authenticated(), 1);
   auto ack = c->open_channel(channel);
   ASSERT_TRUE(ack);
@@ -87,10 +94,10 @@ TEST_F(leases, two_sockets_on_one_id_start_the_lease_only_when_the_last_closes) 
   ASSERT_TRUE(second);
   ASSERT_EQ(second->connector_id(), id);
   first.reset();
-  std::this_thread::sleep_for(3s);
+  ASSERT_TRUE(a_lease_started_now_ran_out());
   EXPECT_EQ(authenticated(), 1) << "the second socket still holds the id";
   second.reset();
-  EXPECT_TRUE(eventually([&] { return authenticated() == 0; }));
+  EXPECT_TRUE(wait_until([&] { return authenticated() == 0; }));
 }
 
 TEST_F(leases, a_restart_keeps_the_lease_and_deregisters_channels_nobody_came_back_for) {
@@ -102,7 +109,7 @@ TEST_F(leases, a_restart_keeps_the_lease_and_deregisters_channels_nobody_came_ba
   }
   server.stop();
   server.start();
-  EXPECT_TRUE(eventually([&] { return authenticated() == 0; })) << "no hello came within the lease";
+  EXPECT_TRUE(wait_until([&] { return authenticated() == 0; })) << "no hello came within the lease";
   auto c = dp_client::connect(server.port(), server.key());
   ASSERT_TRUE(c);
   EXPECT_NE(c->open(channel), channel);
@@ -121,7 +128,7 @@ TEST_F(leases, channels_with_one_token_share_one_consumer_until_the_last_lets_go
   EXPECT_EQ(live_consumers(), 1);
   // The lease's deregistration drops the last one too.
   c.reset();
-  EXPECT_TRUE(eventually([&] { return live_consumers() == 0; }));
+  EXPECT_TRUE(wait_until([&] { return live_consumers() == 0; }));
   auto metrics = http_get(server.port(), "/metrics", server.key()).body;
   EXPECT_NE(metrics.find("xconn_consumers_live{plugin=\"echo\"} 0\n"), std::string::npos) << metrics;
   EXPECT_EQ(metrics.find("shared-token-1"), std::string::npos) << "a token never shows";

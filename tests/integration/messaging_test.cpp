@@ -1,81 +1,18 @@
 // Inbound messages on the real server, driven through echo's /inject and tools and a real WebSocket client:
 // delivery as chat.message (IM v2) or message.push (IM v1), acks, redelivery with the same id, rejections,
-// context riding with the next message, msg_id dedup, the cap, expiry, and the durable queue across restarts
-// (profiles/xagent_im_v2.md §5, §7, §9; xagent_im_v1.md §5, §7; protocol.md §4).
-#include "support/daemon_process.hpp"
+// context riding with the next message, msg_id dedup, bursts within the window, and the /health and /metrics
+// counters (profiles/xagent_im_v2.md §5, §7, §9; xagent_im_v1.md §5, §7; protocol.md §4). The cap and expiry are
+// in messaging_limits_test.cpp, restarts in messaging_durability_test.cpp.
 #include "support/data_plane.hpp"
+#include "support/messaging_fixture.hpp"
 #include "support/server_fixture.hpp"
-#include "support/wire_client.hpp"
 
 #include <gtest/gtest.h>
-
-#include <signal.h>
-
-#include <iostream>
-#include <set>
 
 namespace xconn::test {
 namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using steady = std::chrono::steady_clock;
-
-class messaging : public ::testing::Test {
- protected:
-  explicit messaging(const std::function<void(config&)>& tweak = {})
-      : server({"echo.so"}, [&](config& c) {
-          c.delivery.ack_timeout_s = 1;
-          c.delivery.retry_max_s = 2;
-          if (tweak) tweak(c);
-        }) {}
-
-  void SetUp() override { server.start(); }
-
-  std::map<std::string, std::string> auth() const { return {{"Authorization", "Bearer " + server.key()}}; }
-
-  // POST /connectors/echo/inject: the emit fields plus the channel.
-  http_reply inject(const std::string& channel, json::object emit) {
-    emit["connector_channel_id"] = channel;
-    return http_call(server.port(), "POST", "/connectors/echo/inject", auth(), json::serialize(emit));
-  }
-  void inject_ok(const std::string& channel, json::object emit) {
-    auto r = inject(channel, std::move(emit));
-    ASSERT_EQ(r.status, 202) << r.body;
-  }
-
-  json::object health() {
-    auto r = http_get(server.port(), "/connectors/echo/health", server.key());
-    EXPECT_EQ(r.status, 200) << r.body;
-    auto v = r.json();
-    return v.is_object() ? v.as_object() : json::object{};
-  }
-  std::int64_t inbound_count(const char* key) {
-    auto h = health();
-    auto* in = h.if_contains("inbound");
-    return in && in->is_object() && in->as_object().contains(key) ? in->as_object().at(key).to_number<std::int64_t>()
-                                                                  : -1;
-  }
-  // Polls /health until inbound.key equals want, or the deadline passes.
-  bool wait_inbound(const char* key, std::int64_t want, std::chrono::milliseconds deadline = 5s) {
-    auto until = steady::now() + deadline;
-    while (steady::now() < until) {
-      if (inbound_count(key) == want) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return inbound_count(key) == want;
-  }
-
-  void ack(dp_client& c, const std::string& channel, const json::object& message, json::object payload) {
-    auto packet = payload_of(message);
-    payload["message_id"] = packet.at("message_id");
-    c.send("chat.message.ack", std::move(payload), channel);
-  }
-  void accept(dp_client& c, const std::string& channel, const json::object& message) {
-    ack(c, channel, message, {{"status", "accepted"}});
-  }
-
-  server_fixture server;
-};
 
 TEST_F(messaging, an_injected_message_is_delivered_as_chat_message_and_leaves_the_store_once_acked) {
   auto c = dp_client::connect(server.port(), server.key());
@@ -337,57 +274,6 @@ TEST_F(messaging, a_burst_arrives_complete_in_order_and_within_the_window) {
   EXPECT_EQ(inbound_count("delivered"), 200);
 }
 
-std::uint64_t store_commits(unsigned short port, const std::string& key) {
-  auto body = http_get(port, "/metrics", key).body;
-  auto at = body.find("\nxconn_store_commits_total ");
-  return at == std::string::npos ? 0 : std::stoull(body.substr(at + 27));
-}
-
-// Emit -> commit -> chat.message -> ack -> erase, end to end: the figure the messaging work reports. Prints the
-// rate and the LMDB commits it took (the group commit at work); asserts only that every message arrived, in
-// order of first arrival (a redelivery repeats an id already seen, which at-least-once allows).
-class messaging_load : public ::testing::Test {
- protected:
-  void SetUp() override { server.start(); }
-  // The default delivery settings, but room for the whole burst: emits outrun one client's acks, and past the
-  // cap the oldest would be evicted (as capacity_exceeded), which is not what this measures.
-  server_fixture server{{"echo.so"}, [](config& c) { c.delivery.max_pending_per_channel = 10000; }};
-};
-
-TEST_F(messaging_load, ten_thousand_burst_messages_are_delivered_and_acked_end_to_end) {
-  auto c = dp_client::connect(server.port(), server.key());
-  ASSERT_TRUE(c);
-  auto channel = c->open_authenticated();
-  constexpr int count = 10000;
-  auto commits_before = store_commits(server.port(), server.key());
-  auto started = steady::now();
-  c->send("tool.invoke", {{"tool_id", "echo_burst"}, {"arguments", {{"count", count}, {"text", "load"}}},
-                          {"context", {{"tool_call_id", "call_burst_10k"}}}}, channel);
-  std::set<std::string> seen;
-  int repeats = 0;
-  for (int next = 1; next <= count;) {
-    auto m = c->next_push("chat.message", channel, 20s);
-    ASSERT_TRUE(m) << next;
-    auto p = payload_of(*m);
-    c->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
-    if (!seen.insert(text_of(p, "message_id")).second) {
-      ++repeats;
-      continue;
-    }
-    ASSERT_EQ(text_of(p, "text"), "load #" + std::to_string(next++));
-  }
-  double seconds = std::chrono::duration<double>(steady::now() - started).count();
-  std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
-  auto until = steady::now() + 20s;
-  while (steady::now() < until && http_get(server.port(), "/connectors/echo/health", server.key())
-                                          .json().at("inbound").at("pending") != json::value(0))
-    std::this_thread::sleep_for(20ms);
-  auto commits = store_commits(server.port(), server.key()) - commits_before;
-  std::cout << "[ rate     ] " << count << " inbound messages emitted, delivered and acked in " << seconds
-            << " s: " << static_cast<int>(count / seconds) << " messages/s; " << commits << " LMDB commits for "
-            << 2 * count << " writes (emit + erase); " << repeats << " redeliveries" << std::endl;
-}
-
 TEST_F(messaging, health_and_metrics_show_the_inbound_counters) {
   auto c = dp_client::connect(server.port(), server.key());
   ASSERT_TRUE(c);
@@ -402,163 +288,6 @@ TEST_F(messaging, health_and_metrics_show_the_inbound_counters) {
   EXPECT_NE(metrics.body.find("xconn_inbound_delivered_total{plugin=\"echo\"} 1\n"), std::string::npos) << metrics.body;
   EXPECT_NE(metrics.body.find("# TYPE xconn_inbound_pending gauge"), std::string::npos);
   EXPECT_EQ(http_get(server.port(), "/metrics").status, 401);
-}
-
-// ---- the cap and expiry, with small limits ----
-
-class messaging_small : public messaging {
- protected:
-  messaging_small()
-      : messaging([](config& c) {
-          c.delivery.max_pending_per_channel = 3;
-          c.delivery.expiry_s = 2;
-        }) {}
-};
-
-TEST_F(messaging_small, the_cap_evicts_the_oldest_as_capacity_exceeded) {
-  std::string channel, connector_id;
-  {
-    auto c = dp_client::connect(server.port(), server.key());
-    ASSERT_TRUE(c);
-    connector_id = c->connector_id();
-    channel = c->open_authenticated();
-    c->request("channel.close", {}, channel);
-  }
-  for (int i = 1; i <= 5; ++i) inject_ok(channel, {{"text", "n" + std::to_string(i)}});
-  EXPECT_EQ(inbound_count("evicted"), 2);
-  EXPECT_EQ(inbound_count("pending"), 3);
-  auto c = dp_client::connect(server.port(), server.key(), "echo", {{"connector_id", connector_id}});
-  ASSERT_TRUE(c->open_channel(channel));
-  for (int i = 3; i <= 5; ++i) {
-    auto m = c->next_push("chat.message", channel);
-    ASSERT_TRUE(m);
-    EXPECT_EQ(text_of(payload_of(*m), "text"), "n" + std::to_string(i));
-    accept(*c, channel, *m);
-  }
-  EXPECT_TRUE(wait_inbound("pending", 0));
-}
-
-TEST_F(messaging_small, an_expired_message_is_never_delivered_and_is_counted) {
-  std::string channel, connector_id;
-  {
-    auto c = dp_client::connect(server.port(), server.key());
-    ASSERT_TRUE(c);
-    connector_id = c->connector_id();
-    channel = c->open_authenticated();
-    c->request("channel.close", {}, channel);
-  }
-  inject_ok(channel, {{"text", "too late"}});
-  EXPECT_TRUE(wait_inbound("expired", 1, 6s));
-  EXPECT_EQ(inbound_count("pending"), 0);
-  auto c = dp_client::connect(server.port(), server.key(), "echo", {{"connector_id", connector_id}});
-  ASSERT_TRUE(c->open_channel(channel));
-  EXPECT_FALSE(c->next_push("chat.message", channel, 500ms));
-}
-
-TEST_F(messaging_small, retries_do_not_extend_the_expiry) {
-  auto c = dp_client::connect(server.port(), server.key());
-  ASSERT_TRUE(c);
-  auto channel = c->open_authenticated();
-  inject_ok(channel, {{"text", "keep failing"}});
-  auto start = steady::now();
-  // Rejected retryably each time: it comes back until its 2 s are up, then never again.
-  while (auto m = c->next_push("chat.message", channel, 3s)) {
-    ack(*c, channel, *m, {{"status", "rejected"}, {"code", "channel_busy"}, {"retryable", true}});
-    ASSERT_LT(steady::now() - start, 5s);
-  }
-  EXPECT_TRUE(wait_inbound("expired", 1));
-}
-
-// ---- a restart of the server keeps what was not acknowledged ----
-
-TEST(messaging_restart, unacknowledged_messages_survive_a_restart_with_their_ids_and_order) {
-  server_fixture server;
-  server.start();
-  std::string channel, connector_id;
-  std::vector<std::string> ids;
-  std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
-  {
-    auto c = dp_client::connect(server.port(), server.key());
-    ASSERT_TRUE(c);
-    connector_id = c->connector_id();
-    channel = c->open_authenticated();
-    c->request("channel.close", {}, channel);
-    for (int i = 1; i <= 3; ++i) {
-      auto r = http_call(server.port(), "POST", "/connectors/echo/inject", auth,
-                         json::serialize(json::object{{"connector_channel_id", channel},
-                                                      {"text", "kept #" + std::to_string(i)},
-                                                      {"msg_id", "k" + std::to_string(i)}}));
-      ASSERT_EQ(r.status, 202);
-      ids.push_back(text_of(r.json().as_object(), "message_id"));
-    }
-  }
-  server.stop();
-  server.start();
-  auth["Authorization"] = "Bearer " + server.key();
-  auto c = dp_client::connect(server.port(), server.key(), "echo", {{"connector_id", connector_id}});
-  ASSERT_TRUE(c);
-  ASSERT_TRUE(c->open_channel(channel));
-  for (int i = 0; i < 3; ++i) {
-    auto m = c->next_push("chat.message", channel);
-    ASSERT_TRUE(m);
-    EXPECT_EQ(text_of(payload_of(*m), "message_id"), ids[i]);
-    EXPECT_EQ(text_of(payload_of(*m), "text"), "kept #" + std::to_string(i + 1));
-    c->send("chat.message.ack", {{"message_id", ids[i]}, {"status", "accepted"}}, channel);
-  }
-  // The msg_id window survived too.
-  auto r = http_call(server.port(), "POST", "/connectors/echo/inject", auth,
-                     json::serialize(json::object{{"connector_channel_id", channel}, {"text", "kept #1"}, {"msg_id", "k1"}}));
-  EXPECT_EQ(r.json().at("duplicate"), json::value(true)) << r.body;
-}
-
-// The real daemon, killed with SIGKILL while messages wait for a closed channel: an emit that was answered was
-// already durable, so all of them arrive, in order, when the channel is opened after the restart.
-TEST(messaging_kill9, queued_messages_survive_a_kill_9_and_drain_in_order) {
-  const std::string key = "xck_messaging_key_0123456789abcdef";
-  temp_dir dir;
-  write_file(dir.path() / "xconnd.yaml",
-             "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"
-             "  path: \"./var/xconn\"\n  map_size_bytes: 67108864\nplugins:\n  dir: \"" +
-                 plugin_dir().string() + "\"\n");
-  auto start = [&](unsigned short& port) {
-    auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
-                                              std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}});
-    port = d->wait_listening();
-    EXPECT_NE(port, 0) << d->console();
-    return d;
-  };
-  std::map<std::string, std::string> auth{{"Authorization", "Bearer " + key}};
-  unsigned short port = 0;
-  auto d = start(port);
-  ASSERT_NE(port, 0);
-  std::string channel, connector_id;
-  {
-    auto c = dp_client::connect(port, key);
-    ASSERT_TRUE(c);
-    connector_id = c->connector_id();
-    channel = c->open_authenticated();
-    c->request("channel.close", {}, channel);
-  }
-  constexpr int count = 50;
-  for (int i = 1; i <= count; ++i) {
-    auto r = http_call(port, "POST", "/connectors/echo/inject", auth,
-                       json::serialize(json::object{{"connector_channel_id", channel}, {"text", "k9 #" + std::to_string(i)}}));
-    ASSERT_EQ(r.status, 202) << r.body;
-  }
-  d->signal(SIGKILL);
-  ASSERT_EQ(d->wait_exit(), 128 + SIGKILL);
-  d = start(port);
-  ASSERT_NE(port, 0);
-  auto c = dp_client::connect(port, key, "echo", {{"connector_id", connector_id}});
-  ASSERT_TRUE(c);
-  ASSERT_TRUE(c->open_channel(channel));
-  for (int i = 1; i <= count; ++i) {
-    auto m = c->next_push("chat.message", channel);
-    ASSERT_TRUE(m) << i;
-    ASSERT_EQ(text_of(payload_of(*m), "text"), "k9 #" + std::to_string(i));
-    c->send("chat.message.ack", {{"message_id", payload_of(*m).at("message_id")}, {"status", "accepted"}}, channel);
-  }
-  EXPECT_FALSE(c->next_push("chat.message", channel, 300ms));
 }
 
 }  // namespace

@@ -115,12 +115,8 @@ class outbound : public ::testing::Test {
   // Reads relay_log until cond holds or the deadline passes; returns the last log read.
   json::object wait_log(const std::function<bool(const json::object&)>& cond, const std::string& on = "",
                         std::chrono::milliseconds deadline = 5s) {
-    auto until = steady::now() + deadline;
-    auto log = relay_log(on);
-    while (!cond(log) && steady::now() < until) {
-      std::this_thread::sleep_for(20ms);
-      log = relay_log(on);
-    }
+    json::object log;
+    wait_until([&] { return cond(log = relay_log(on)); }, deadline);
     return log;
   }
 

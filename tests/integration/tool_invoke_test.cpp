@@ -236,6 +236,21 @@ TEST_F(tool_invoke, a_side_effect_tool_is_idempotent_by_tool_call_id_and_idempot
   EXPECT_NE(text_of(send(second, "call_1"), "message_id"), id);
 }
 
+// The connection status of the descriptor pushes channel receives, read until one says want or the deadline
+// passes; the last one read ("" when none came).
+std::string last_pushed_status(dp_client& c, const std::string& channel, const std::string& want,
+                               std::chrono::milliseconds deadline) {
+  std::string pushed_status;
+  auto until = steady::now() + deadline;
+  while (pushed_status != want) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - steady::now());
+    auto push = left.count() > 0 ? c.next_push("connection.descriptor.push", channel, left) : std::nullopt;
+    if (!push) break;
+    pushed_status = text_of(descriptor_in(*push)["connection"].as_object(), "status");
+  }
+  return pushed_status;
+}
+
 TEST(tool_invoke_timeout, past_the_timeout_the_ack_is_tool_timeout_and_the_socket_stays_usable) {
   server_fixture server({"echo.so"}, [](config& cfg) { cfg.tools.timeout_s = 1; });
   server.start();
@@ -280,15 +295,7 @@ TEST(tool_invoke_timeout, past_the_timeout_the_ack_is_tool_timeout_and_the_socke
 
   // The signed-in channel's descriptor follows the plugin's health, and the change is pushed to its route.
   // (Earlier pushes, such as the one for the sign-in, are passed over.)
-  std::string pushed_status;
-  auto until = steady::now() + 5s;
-  while (pushed_status != "degraded") {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - steady::now());
-    auto push = left.count() > 0 ? c->next_push("connection.descriptor.push", channel, left) : std::nullopt;
-    if (!push) break;
-    pushed_status = text_of(descriptor_in(*push)["connection"].as_object(), "status");
-  }
-  EXPECT_EQ(pushed_status, "degraded");
+  EXPECT_EQ(last_pushed_status(*c, channel, "degraded", 5s), "degraded");
   auto get = c->get_descriptor(channel);
   ASSERT_TRUE(get);
   EXPECT_EQ(descriptor_in(*get)["connection"].as_object()["status"], "degraded");

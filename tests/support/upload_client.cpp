@@ -167,18 +167,46 @@ std::string raw_http::read_to_end(std::chrono::milliseconds deadline) {
 std::optional<raw_response> raw_http::read_response(std::chrono::milliseconds deadline, bool head_request,
                                                     const std::function<void(std::string_view)>& sink) {
   auto until = steady::now() + deadline;
+  raw_response r;
+  if (!read_head(r, until)) return std::nullopt;
+  if (head_request || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304) return r;
+  auto take = [&](std::string_view bytes) {
+    r.body_bytes += bytes.size();
+    if (sink)
+      sink(bytes);
+    else
+      r.body.append(bytes);
+  };
+  bool whole = false;
+  if (lower(r.header("transfer-encoding")).find("chunked") != std::string::npos) {
+    whole = read_chunked_body(until, take);
+  } else if (auto cl = r.header("content-length"); !cl.empty()) {
+    std::uint64_t length = 0;
+    try {
+      length = std::stoull(cl);
+    } catch (...) {
+      return std::nullopt;
+    }
+    whole = pass_body_bytes(length, until, take);
+  } else {
+    whole = read_body_to_end(until, take);
+  }
+  if (!whole) return std::nullopt;
+  return r;
+}
+
+bool raw_http::read_head(raw_response& r, steady::time_point until) {
   std::size_t end;
   while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-    if (buf_.size() > 1024 * 1024) return std::nullopt;
-    if (!fill(until)) return std::nullopt;
+    if (buf_.size() > 1024 * 1024) return false;
+    if (!fill(until)) return false;
   }
-  raw_response r;
   r.head = buf_.substr(0, end + 2);
   buf_.erase(0, end + 4);
   // Status line.
   auto first_eol = r.head.find("\r\n");
   std::string status_line = r.head.substr(0, first_eol);
-  if (status_line.rfind("HTTP/1.", 0) != 0 || status_line.size() < 12) return std::nullopt;
+  if (status_line.rfind("HTTP/1.", 0) != 0 || status_line.size() < 12) return false;
   r.status = std::atoi(status_line.substr(9, 3).c_str());
   // Header lines.
   std::size_t pos = first_eol + 2;
@@ -191,82 +219,67 @@ std::optional<raw_response> raw_http::read_response(std::chrono::milliseconds de
     if (colon == std::string::npos) continue;
     r.headers[lower(trim(line.substr(0, colon)))] = trim(std::string_view(line).substr(colon + 1));
   }
-  auto take = [&](std::string_view bytes) {
-    r.body_bytes += bytes.size();
-    if (sink)
-      sink(bytes);
-    else
-      r.body.append(bytes);
-  };
-  if (head_request || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304) return r;
+  return true;
+}
 
-  if (lower(r.header("transfer-encoding")).find("chunked") != std::string::npos) {
-    for (;;) {
-      std::size_t eol;
-      while ((eol = buf_.find("\r\n")) == std::string::npos) {
-        if (buf_.size() > 4096 || !fill(until)) return std::nullopt;
-      }
-      std::string size_line = buf_.substr(0, eol);
-      buf_.erase(0, eol + 2);
-      if (auto semi = size_line.find(';'); semi != std::string::npos) size_line.resize(semi);
-      std::size_t size = 0;
-      try {
-        size = std::stoull(trim(size_line), nullptr, 16);
-      } catch (...) {
-        return std::nullopt;
-      }
-      if (size == 0) {  // trailers up to the empty line
-        for (;;) {
-          while ((eol = buf_.find("\r\n")) == std::string::npos) {
-            if (!fill(until)) return std::nullopt;
-          }
-          bool empty = eol == 0;
-          buf_.erase(0, eol + 2);
-          if (empty) return r;
-        }
-      }
-      while (size > 0) {
-        if (buf_.empty() && !fill(until)) return std::nullopt;
-        auto n = std::min(size, buf_.size());
-        take(std::string_view(buf_).substr(0, n));
-        buf_.erase(0, n);
-        size -= n;
-      }
-      while (buf_.size() < 2) {
-        if (!fill(until)) return std::nullopt;
-      }
-      buf_.erase(0, 2);
+bool raw_http::read_chunked_body(steady::time_point until, const body_sink& take) {
+  for (;;) {
+    std::size_t eol;
+    while ((eol = buf_.find("\r\n")) == std::string::npos) {
+      if (buf_.size() > 4096 || !fill(until)) return false;
     }
-  }
-  if (auto cl = r.header("content-length"); !cl.empty()) {
-    std::uint64_t left = 0;
+    std::string size_line = buf_.substr(0, eol);
+    buf_.erase(0, eol + 2);
+    if (auto semi = size_line.find(';'); semi != std::string::npos) size_line.resize(semi);
+    std::size_t size = 0;
     try {
-      left = std::stoull(cl);
+      size = std::stoull(trim(size_line), nullptr, 16);
     } catch (...) {
-      return std::nullopt;
+      return false;
     }
-    while (left > 0) {
-      if (buf_.empty() && !fill(until)) return std::nullopt;
-      auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf_.size()));
-      take(std::string_view(buf_).substr(0, n));
-      buf_.erase(0, n);
-      left -= n;
+    if (size == 0) return skip_trailers(until);
+    if (!pass_body_bytes(size, until, take)) return false;
+    while (buf_.size() < 2) {
+      if (!fill(until)) return false;
     }
-    return r;
+    buf_.erase(0, 2);  // the chunk's CRLF
   }
-  // Delimited by the end of the stream.
+}
+
+bool raw_http::skip_trailers(steady::time_point until) {
+  for (;;) {
+    std::size_t eol;
+    while ((eol = buf_.find("\r\n")) == std::string::npos) {
+      if (!fill(until)) return false;
+    }
+    bool empty = eol == 0;
+    buf_.erase(0, eol + 2);
+    if (empty) return true;
+  }
+}
+
+bool raw_http::pass_body_bytes(std::uint64_t count, steady::time_point until, const body_sink& take) {
+  while (count > 0) {
+    if (buf_.empty() && !fill(until)) return false;
+    auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count, buf_.size()));
+    take(std::string_view(buf_).substr(0, n));
+    buf_.erase(0, n);
+    count -= n;
+  }
+  return true;
+}
+
+bool raw_http::read_body_to_end(steady::time_point until, const body_sink& take) {
   for (;;) {
     if (!buf_.empty()) {
       take(buf_);
       buf_.clear();
     }
     if (!fill(until)) {
-      if (eof_) {
-        take(buf_);
-        buf_.clear();
-        return r;
-      }
-      return std::nullopt;
+      if (!eof_) return false;
+      take(buf_);
+      buf_.clear();
+      return true;
     }
   }
 }

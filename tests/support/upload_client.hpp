@@ -54,9 +54,19 @@ class raw_http {
   void shutdown_write();
 
  private:
+  using body_sink = std::function<void(std::string_view)>;
+
   explicit raw_http(int fd) : fd_(fd) {}
   // Reads more into buf_ until the deadline; false at the end of the stream, on an error, or when time ran out.
   bool fill(std::chrono::steady_clock::time_point until);
+  // The status line and the headers; false when they did not come whole or are not HTTP/1.x.
+  bool read_head(raw_response& r, std::chrono::steady_clock::time_point until);
+  // A body's three framings: chunked coding (its trailers skipped), a length, and the end of the stream. Each
+  // hands the body bytes to take and is false when the body did not come whole.
+  bool read_chunked_body(std::chrono::steady_clock::time_point until, const body_sink& take);
+  bool skip_trailers(std::chrono::steady_clock::time_point until);
+  bool pass_body_bytes(std::uint64_t count, std::chrono::steady_clock::time_point until, const body_sink& take);
+  bool read_body_to_end(std::chrono::steady_clock::time_point until, const body_sink& take);
 
   int fd_ = -1;
   std::string buf_;

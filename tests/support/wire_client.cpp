@@ -1,7 +1,11 @@
 #include "support/wire_client.hpp"
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 
 #include <atomic>
 
@@ -53,67 +57,103 @@ http_reply http_call(unsigned short port, const std::string& method, const std::
   return reply;
 }
 
-ws_client::ws_client() : ws_(io_) {}
+struct ws_client::state {
+  boost::asio::io_context io;
+  websocket::stream<beast::tcp_stream> ws{io};
+  beast::flat_buffer buffer;
+  bool closed = false;
+  bool read_pending = false;  // an async_read started by receive() and not yet complete
+  bool read_done = false;
+  beast::error_code read_ec;
+  std::string subprotocol;
+};
+
+ws_client::ws_client() : s_(std::make_unique<state>()) {}
+ws_client::~ws_client() = default;
+
+bool ws_client::closed() const { return s_->closed; }
+std::string ws_client::selected_subprotocol() const { return s_->subprotocol; }
+
+bool ws_client::send_binary(const std::string& bytes) {
+  beast::error_code ec;
+  s_->ws.binary(true);
+  s_->ws.write(boost::asio::buffer(bytes), ec);
+  s_->ws.text(true);
+  return !ec;
+}
+
+bool ws_client::drain_raw_until_closed() {
+  auto& sock = beast::get_lowest_layer(s_->ws).socket();
+  sock.non_blocking(true);
+  char byte;
+  beast::error_code ec;
+  // A closed peer reads as EOF once every frame sent before it has been drained.
+  while (true) {
+    sock.read_some(boost::asio::buffer(&byte, 1), ec);
+    if (ec == boost::asio::error::would_block) return false;
+    if (ec) return true;
+  }
+}
 
 std::unique_ptr<ws_client> ws_client::connect(unsigned short port, const std::string& target, const options& opts,
                                               int* failed_status) {
   std::unique_ptr<ws_client> c(new ws_client());
-  auto& lowest = beast::get_lowest_layer(c->ws_);
+  auto& lowest = beast::get_lowest_layer(c->s_->ws);
   lowest.expires_after(std::chrono::seconds(10));
   beast::error_code ec;
   lowest.socket().connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port), ec);
   if (failed_status) *failed_status = 0;
   if (ec) return nullptr;
-  c->ws_.set_option(websocket::stream_base::decorator([opts](websocket::request_type& req) {
+  c->s_->ws.set_option(websocket::stream_base::decorator([opts](websocket::request_type& req) {
     if (!opts.key.empty()) req.set(http::field::authorization, "Bearer " + opts.key);
     if (!opts.subprotocol.empty()) req.set(http::field::sec_websocket_protocol, opts.subprotocol);
   }));
   websocket::response_type res;
   bool done = false;
-  c->ws_.async_handshake(res, "127.0.0.1", target, [&](beast::error_code e) {
+  c->s_->ws.async_handshake(res, "127.0.0.1", target, [&](beast::error_code e) {
     ec = e;
     done = true;
   });
-  c->io_.run_for(std::chrono::seconds(10));
-  c->io_.restart();
+  c->s_->io.run_for(std::chrono::seconds(10));
+  c->s_->io.restart();
   if (failed_status) *failed_status = res.result_int();
   if (!done || ec) return nullptr;
   lowest.expires_never();
-  c->ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+  c->s_->ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
   auto proto = res.find(http::field::sec_websocket_protocol);
-  if (proto != res.end()) c->subprotocol_ = std::string(proto->value());
+  if (proto != res.end()) c->s_->subprotocol = std::string(proto->value());
   return c;
 }
 
 void ws_client::send(const std::string& text) {
   beast::error_code ec;
-  ws_.text(true);
-  ws_.write(boost::asio::buffer(text), ec);
-  if (ec) closed_ = true;
+  s_->ws.text(true);
+  s_->ws.write(boost::asio::buffer(text), ec);
+  if (ec) s_->closed = true;
 }
 
 std::optional<std::string> ws_client::receive(std::chrono::milliseconds deadline) {
-  if (closed_) return std::nullopt;
+  if (s_->closed) return std::nullopt;
   // A read that outlives its deadline stays pending (cancelling it would ruin the stream): the next call picks
   // it up, so "nothing arrived in time" leaves the socket usable.
-  if (!read_pending_) {
-    buffer_.clear();
-    read_pending_ = true;
-    read_done_ = false;
-    ws_.async_read(buffer_, [this](beast::error_code e, std::size_t) {
-      read_ec_ = e;
-      read_done_ = true;
+  if (!s_->read_pending) {
+    s_->buffer.clear();
+    s_->read_pending = true;
+    s_->read_done = false;
+    s_->ws.async_read(s_->buffer, [this](beast::error_code e, std::size_t) {
+      s_->read_ec = e;
+      s_->read_done = true;
     });
   }
-  io_.run_for(deadline);
-  io_.restart();
-  if (!read_done_) return std::nullopt;
-  read_pending_ = false;
-  if (read_ec_) {
-    closed_ = true;
+  s_->io.run_for(deadline);
+  s_->io.restart();
+  if (!s_->read_done) return std::nullopt;
+  s_->read_pending = false;
+  if (s_->read_ec) {
+    s_->closed = true;
     return std::nullopt;
   }
-  return beast::buffers_to_string(buffer_.data());
+  return beast::buffers_to_string(s_->buffer.data());
 }
 
 std::optional<json::object> ws_client::receive_json(std::chrono::milliseconds deadline) {
@@ -127,12 +167,12 @@ std::optional<json::object> ws_client::receive_json(std::chrono::milliseconds de
 
 int ws_client::wait_closed(std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
-  while (!closed_ && std::chrono::steady_clock::now() < until) {
+  while (!s_->closed && std::chrono::steady_clock::now() < until) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
     if (left.count() <= 0 || !receive(left)) break;
   }
-  if (!closed_) return -1;
-  return ws_.reason().code;
+  if (!s_->closed) return -1;
+  return s_->ws.reason().code;
 }
 
 std::optional<json::object> ws_client::hello(const json::object& overrides) {

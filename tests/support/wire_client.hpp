@@ -1,11 +1,7 @@
-// A real client for the server's wire: HTTP requests and a WebSocket data-plane connection (Beast), each
-// bounded by a deadline.
+// A real client for the server's wire: HTTP requests and a WebSocket data-plane connection (Beast, kept in
+// wire_client.cpp so that the many tests including this parse none of it), each bounded by a deadline.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -48,23 +44,24 @@ class ws_client {
   std::optional<boost::json::object> receive_json(std::chrono::milliseconds deadline = std::chrono::seconds(5));
   // Reads until the peer closes; returns the close code, or -1 when the deadline passed first.
   int wait_closed(std::chrono::milliseconds deadline = std::chrono::seconds(5));
-  bool closed() const { return closed_; }
-  std::string selected_subprotocol() const { return subprotocol_; }
-  boost::beast::websocket::stream<boost::beast::tcp_stream>& stream() { return ws_; }
+  bool closed() const;
+  std::string selected_subprotocol() const;
+  // A binary frame (the data plane takes text only).
+  bool send_binary(const std::string& bytes);
+  // Reads and discards what the server sent without answering it as a WebSocket would (no pong); true once the
+  // server closed the TCP connection. Never blocks.
+  bool drain_raw_until_closed();
 
   // A hello with the given overrides merged into a valid payload; returns the answer.
   std::optional<boost::json::object> hello(const boost::json::object& payload_overrides = {});
 
  private:
   ws_client();
-  boost::asio::io_context io_;
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
-  boost::beast::flat_buffer buffer_;
-  bool closed_ = false;
-  bool read_pending_ = false;  // an async_read started by receive() and not yet complete
-  bool read_done_ = false;
-  boost::beast::error_code read_ec_;
-  std::string subprotocol_;
+  struct state;
+  std::unique_ptr<state> s_;
+
+ public:
+  ~ws_client();
 };
 
 // A packet envelope with a fresh packet_id and request_id.

@@ -87,6 +87,45 @@ Drives xconnd (or the ws_ceiling server) over its WebSocket data plane and repor
 )";
 }
 
+namespace {
+
+// A numeric option into o: "" once read, unknown_option for a name that is none of them, else why the value
+// is refused.
+constexpr std::string_view unknown_option = "unknown option";
+std::string read_number(const std::string& name, const std::string& value, load_options& o) {
+  struct int_option { const char* name; int* slot; int low, high; };
+  const int_option ints[] = {{"--sockets", &o.sockets, 1, 4096},   {"--channels", &o.channels, 1, 1000000},
+                             {"--inflight", &o.inflight, 1, 1024}, {"--threads", &o.threads, 1, 64},
+                             {"--burst", &o.burst, 1, 10000},      {"--deltas", &o.deltas, 0, 100},
+                             {"--text-bytes", &o.text_bytes, 1, 65536},
+                             {"--server-pid", &o.server_pid, 1, 1 << 30}};
+  for (const auto& io : ints) {
+    if (name != io.name) continue;
+    auto n = number_in<int>(value, io.low, io.high);
+    if (!n) return "expected an integer " + std::to_string(io.low) + ".." + std::to_string(io.high);
+    *io.slot = *n;
+    return {};
+  }
+  if (name == "--duration") {
+    auto seconds = number_in<double>(value, 0.1, 3600);
+    if (!seconds) return "expected seconds, 0.1..3600";
+    o.duration_s = *seconds;
+  } else if (name == "--rate") {
+    auto r = number_in<double>(value, 1, 10'000'000);
+    if (!r) return "expected operations per second, 1..10000000";
+    o.rate = *r;
+  } else if (name == "--count") {
+    auto n = number_in<std::uint64_t>(value, 1, 1'000'000'000'000ull);
+    if (!n) return "expected a positive integer";
+    o.count = *n;
+  } else {
+    return std::string(unknown_option);
+  }
+  return {};
+}
+
+}  // namespace
+
 parse_outcome parse_options(const std::vector<std::string>& args) {
   load_options o;
   std::string key_file = "./var/xconn/api_key";
@@ -115,36 +154,8 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       auto s = scenario_named(value);
       if (!s) return bad("expected invoke, inbound, outbound, mixed or idle");
       o.what = *s;
-    } else {
-      struct int_option { const char* name; int* slot; int low, high; };
-      const int_option ints[] = {{"--sockets", &o.sockets, 1, 4096},   {"--channels", &o.channels, 1, 1000000},
-                                 {"--inflight", &o.inflight, 1, 1024}, {"--threads", &o.threads, 1, 64},
-                                 {"--burst", &o.burst, 1, 10000},      {"--deltas", &o.deltas, 0, 100},
-                                 {"--text-bytes", &o.text_bytes, 1, 65536},
-                                 {"--server-pid", &o.server_pid, 1, 1 << 30}};
-      bool matched = false;
-      for (const auto& io : ints) {
-        if (name != io.name) continue;
-        auto n = number_in<int>(value, io.low, io.high);
-        if (!n) return bad("expected an integer " + std::to_string(io.low) + ".." + std::to_string(io.high));
-        *io.slot = *n;
-        matched = true;
-      }
-      if (name == "--duration") {
-        auto seconds = number_in<double>(value, 0.1, 3600);
-        if (!seconds) return bad("expected seconds, 0.1..3600");
-        o.duration_s = *seconds;
-      } else if (name == "--rate") {
-        auto r = number_in<double>(value, 1, 10'000'000);
-        if (!r) return bad("expected operations per second, 1..10000000");
-        o.rate = *r;
-      } else if (name == "--count") {
-        auto n = number_in<std::uint64_t>(value, 1, 1'000'000'000'000ull);
-        if (!n) return bad("expected a positive integer");
-        o.count = *n;
-      } else if (!matched) {
-        return fail(name + ": unknown option");
-      }
+    } else if (auto why = read_number(name, value, o); !why.empty()) {
+      return why == unknown_option ? fail(name + ": unknown option") : bad(why);
     }
   }
   if (o.channels == 0) o.channels = o.sockets;

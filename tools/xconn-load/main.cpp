@@ -106,6 +106,32 @@ std::string set_up_all(std::vector<std::shared_ptr<load_driver>>& drivers, clien
   return failure;
 }
 
+// Waits out the measured window (or the operation count), printing progress each second when asked.
+void measure_window(const load_options& o, const run_state& run, run_report& report) {
+  const auto t0 = steady::now();
+  const auto window = std::chrono::duration<double>(o.duration_s);
+  auto next_progress = t0 + std::chrono::seconds(1);
+  std::uint64_t last_completed = 0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto now = steady::now();
+    const std::uint64_t completed = run.completed.load(), errors = run.errors.load();
+    const bool counted_out = o.count && completed + errors >= o.count;
+    if (now - t0 >= window || counted_out) {
+      report.elapsed_s = std::chrono::duration<double>(now - t0).count();
+      report.operations_in_window = completed;
+      return;
+    }
+    if (o.progress && now >= next_progress && o.what != scenario::idle) {
+      std::cerr << progress_line(std::chrono::duration<double>(now - t0).count(), completed,
+                                 static_cast<double>(completed - last_completed), errors, run.in_flight.load())
+                << "\n";
+      last_completed = completed;
+      next_progress += std::chrono::seconds(1);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,29 +178,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const auto t0 = steady::now();
-  const auto window = std::chrono::duration<double>(o.duration_s);
   for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->start(); });
-  auto next_progress = t0 + std::chrono::seconds(1);
-  std::uint64_t last_completed = 0;
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const auto now = steady::now();
-    const std::uint64_t completed = run.completed.load(), errors = run.errors.load();
-    const bool counted_out = o.count && completed + errors >= o.count;
-    if (now - t0 >= window || counted_out) {
-      report.elapsed_s = std::chrono::duration<double>(now - t0).count();
-      report.operations_in_window = completed;
-      break;
-    }
-    if (o.progress && now >= next_progress && o.what != scenario::idle) {
-      std::cerr << progress_line(std::chrono::duration<double>(now - t0).count(), completed,
-                                 static_cast<double>(completed - last_completed), errors, run.in_flight.load())
-                << "\n";
-      last_completed = completed;
-      next_progress += std::chrono::seconds(1);
-    }
-  }
+  measure_window(o, run, report);
   if (o.server_pid) {
     memory.rss_after_bytes = resident_bytes(o.server_pid);
     memory.channels = o.channels;

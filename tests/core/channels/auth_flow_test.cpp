@@ -1,5 +1,7 @@
 #include "core/channels/auth_flow.hpp"
 
+#include "support/sample_manifest.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -12,37 +14,28 @@ namespace xconn {
 namespace {
 namespace json = boost::json;
 
-const char* const manifest_json = R"json({
-  "id": "sample-1",
-  "card": {
-    "connector_card_id": "im.sample_bot",
-    "connector": {"name": "Sample", "version": "1.2.3"},
-    "supports": {"target_types": ["im"], "profiles": ["xagent.im.v2"]},
-    "tools": [{"tool_id": "sample_send", "profile": "xagent.im.v2", "title": "Send", "input_schema": {"type": "object"}}],
-    "auth_flows": [
-      {"id": "sample_qr", "target_type": "im", "type": "qr_login", "title": "Scan a QR code"},
-      {
-        "id": "sample_token",
-        "target_type": "im",
-        "type": "form",
-        "title": "Enter a token",
-        "fields": [
-          {"name": "token", "label": "Token", "input_type": "password", "required": true, "secret": true},
-          {"name": "pin", "label": "PIN", "input_type": "text", "secret": true},
-          {"name": "chat", "label": "Chat", "input_type": "text", "required": true},
-          {"name": "note", "label": "Note", "input_type": "text", "default_value": "hi"}
-        ]
-      }
+// The shared sample with two auth flows: a QR login and a form of every kind of field.
+const char* const sample_auth_flows = R"json([
+  {"id": "sample_qr", "target_type": "im", "type": "qr_login", "title": "Scan a QR code"},
+  {
+    "id": "sample_token",
+    "target_type": "im",
+    "type": "form",
+    "title": "Enter a token",
+    "fields": [
+      {"name": "token", "label": "Token", "input_type": "password", "required": true, "secret": true},
+      {"name": "pin", "label": "PIN", "input_type": "text", "secret": true},
+      {"name": "chat", "label": "Chat", "input_type": "text", "required": true},
+      {"name": "note", "label": "Note", "input_type": "text", "default_value": "hi"}
     ]
-  },
-  "capability": {"adapter_id": "sample", "adapter_version": "1.2.3", "supported_targets": ["sample"],
-                 "supported_features": ["text"]}
-})json";
+  }
+])json";
 
 const plugin_manifest& sample() {
   static const plugin_manifest m = [] {
-    auto r = parse_manifest(manifest_json,
-                            R"({"version":"0.0.7","git_tag":"v0.0.7","git_rev":"abc1234","build_time":"2607241200"})");
+    auto manifest = test::sample_manifest();
+    manifest["card"].as_object()["auth_flows"] = json::parse(sample_auth_flows);
+    auto r = parse_manifest(json::serialize(manifest), test::sample_build_json);
     EXPECT_TRUE(r.has_value()) << (r ? "" : r.error());
     return r ? *r : plugin_manifest{};
   }();

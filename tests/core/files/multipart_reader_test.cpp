@@ -1,4 +1,9 @@
+// multipart_reader, the streaming reader of upload bodies (RFC 7578, RFC 2046 §5.1): boundaries, a normal form
+// read the same whatever the pieces, delimiters, data, Content-Disposition, and stopping and finishing. Hostile
+// input is in multipart_hostile_test.cpp.
 #include "core/files/multipart_reader.hpp"
+
+#include "support/multipart_recorder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,138 +19,21 @@
 namespace xconn {
 namespace {
 
-using status = multipart_reader::status;
 using namespace std::string_literals;  // "..."s keeps NUL bytes in literals
-
-const std::string boundary = "XconnBoundary7MA4YWxk";
-const std::string delimiter = "\r\n--" + boundary;
-
-// One part as the callbacks delivered it.
-struct recorded_part {
-  multipart_reader::part_head head;
-  std::string data;
-  bool ended = false;
-};
-
-// A readable fingerprint of the parts, so two readings compare with a useful failure message.
-std::string summary(const std::vector<recorded_part>& parts) {
-  std::string out;
-  for (const auto& p : parts) {
-    out += "[name=" + p.head.name + " filename=" + (p.head.has_filename ? p.head.filename : "<none>") +
-           " type=" + p.head.content_type + " data=" + p.data + (p.ended ? " end]" : " open]");
-  }
-  return out;
-}
-
-// Records every callback and checks their order: data and end only inside a part.
-struct recorder {
-  std::vector<recorded_part> parts;
-  std::size_t data_calls = 0;
-  std::size_t largest_piece = 0;
-  std::size_t data_bytes = 0;
-  bool stop_on_part = false;
-  bool stop_on_data = false;
-  bool stop_on_end = false;
-
-  multipart_reader::callbacks callbacks() {
-    return {
-        .on_part =
-            [this](const multipart_reader::part_head& head) {
-              EXPECT_TRUE(parts.empty() || parts.back().ended) << "a part began before the last one ended";
-              parts.push_back({.head = head, .data = {}, .ended = false});
-              return !stop_on_part;
-            },
-        .on_data =
-            [this](std::string_view data) {
-              EXPECT_FALSE(data.empty()) << "empty data pieces are noise";
-              if (parts.empty() || parts.back().ended) {
-                ADD_FAILURE() << "data outside a part";
-                return false;
-              }
-              parts.back().data.append(data);
-              ++data_calls;
-              data_bytes += data.size();
-              largest_piece = std::max(largest_piece, data.size());
-              return !stop_on_data;
-            },
-        .on_part_end =
-            [this] {
-              if (parts.empty() || parts.back().ended) {
-                ADD_FAILURE() << "a part ended twice or before it began";
-                return false;
-              }
-              parts.back().ended = true;
-              return !stop_on_end;
-            },
-    };
-  }
-};
-
-struct outcome {
-  status fed = status::need_more;       // what the last feed returned
-  status finished = status::need_more;  // what finish returned
-  std::string error;
-  std::size_t parts = 0;
-  std::vector<recorded_part> recorded;
-};
-
-// Feeds the pieces in order (stopping once the reader is no longer asking for more), then finishes.
-outcome read_pieces(const std::vector<std::string_view>& pieces, multipart_reader::limits lim = {},
-                    const std::string& b = boundary) {
-  recorder rec;
-  multipart_reader reader(b, rec.callbacks(), lim);
-  outcome out;
-  for (auto piece : pieces) {
-    out.fed = reader.feed(piece);
-    if (out.fed != status::need_more) break;
-  }
-  out.finished = reader.finish();
-  out.error = reader.error();
-  out.parts = reader.parts();
-  out.recorded = std::move(rec.parts);
-  return out;
-}
-
-// The body in pieces of `size` bytes (0: all at once).
-outcome read_by(std::string_view body, std::size_t size, multipart_reader::limits lim = {}) {
-  std::vector<std::string_view> pieces;
-  if (size == 0) size = std::max<std::size_t>(body.size(), 1);
-  for (std::size_t i = 0; i < body.size(); i += size) pieces.push_back(body.substr(i, size));
-  return read_pieces(pieces, lim);
-}
-
-outcome read_split(std::string_view body, std::size_t at) {
-  return read_pieces({body.substr(0, at), body.substr(at)});
-}
-
-std::string part(std::string_view headers, std::string_view data) {
-  return "--" + boundary + "\r\n" + std::string(headers) + "\r\n" + std::string(data) + "\r\n";
-}
-
-std::string field(std::string_view name, std::string_view data) {
-  return part("Content-Disposition: form-data; name=\"" + std::string(name) + "\"\r\n", data);
-}
-
-std::string close_delimiter() { return "--" + boundary + "--\r\n"; }
-
-// The upload endpoint's form: a file and two fields, the last with a lower-case header name and a token name.
-std::string upload_form() {
-  return part("Content-Disposition: form-data; name=\"file\"; filename=\"report.pdf\"\r\n"
-              "Content-Type: application/pdf\r\n",
-              "%PDF-1.7\r\n\r\nfake pdf bytes\r\n") +
-         field("recipient_ref", "rcpt_42") +
-         part("content-disposition: form-data; name=reply_token\r\n", "tok-abc") + close_delimiter();
-}
-
-// Data that looks like delimiters without being one.
-std::string tricky_data() {
-  return "\r\n--" + boundary.substr(0, boundary.size() - 1) + "Q" +  // the delimiter but for its last byte
-         "\r\n--Xconn" + "\0\r\n\0"s +                               // a short prefix, then NUL and CRLF
-         "--" + boundary + "--" +                                     // the close delimiter without its CRLF
-         "\r--" + boundary + "\n--" + boundary +                      // CR alone, LF alone
-         "\r\r\r\n\r\n-\r\n--" + "\0\xff\x00"s +                      // runs of CR and LF, binary bytes
-         "\r\n--" + boundary.substr(0, 7);                            // a delimiter prefix at the part's end
-}
+using test::multipart::boundary;
+using test::multipart::close_delimiter;
+using test::multipart::delimiter;
+using test::multipart::field;
+using test::multipart::outcome;
+using test::multipart::part;
+using test::multipart::read_by;
+using test::multipart::read_pieces;
+using test::multipart::read_split;
+using test::multipart::recorder;
+using test::multipart::status;
+using test::multipart::summary;
+using test::multipart::tricky_data;
+using test::multipart::upload_form;
 
 // ---- multipart_boundary --------------------------------------------------------------------------------------
 
@@ -477,152 +365,6 @@ TEST(MultipartReader, QuotedStringEscapesAndParameterCase) {
   EXPECT_EQ(r.recorded[0].head.name, "say \"hi\"; now");
   EXPECT_EQ(r.recorded[0].head.filename, "a\\b");
   EXPECT_EQ(r.recorded[0].head.content_type, "text/plain; charset=utf-8");
-}
-
-// ---- hostile input -------------------------------------------------------------------------------------------
-
-TEST(MultipartHostile, InvalidBoundaryFailsAtOnce) {
-  recorder rec;
-  multipart_reader reader("", rec.callbacks());
-  EXPECT_EQ(reader.feed(field("a", "1")), status::error);
-  EXPECT_EQ(reader.error(), "the multipart boundary is invalid");
-  multipart_reader crlf("a\r\nb", rec.callbacks());
-  EXPECT_EQ(crlf.finish(), status::error);
-  EXPECT_TRUE(rec.parts.empty());
-}
-
-TEST(MultipartHostile, BodyWithoutDelimiter) {
-  auto r = read_by("just some text, no delimiter at all\r\n--Xconn", 0);
-  EXPECT_EQ(r.fed, status::need_more);
-  EXPECT_EQ(r.finished, status::error);
-  EXPECT_EQ(r.error, "the body has no multipart delimiter");
-
-  auto empty = read_pieces({});
-  EXPECT_EQ(empty.finished, status::error);
-  EXPECT_EQ(empty.error, "the body is empty");
-}
-
-TEST(MultipartHostile, LongPreambleIsRefusedEarly) {
-  multipart_reader::limits lim;
-  std::string junk(1024 * 1024, 'x');
-  multipart_reader reader(boundary, {}, lim);
-  std::size_t feeds = 0;
-  status s = status::need_more;
-  for (std::size_t i = 0; i < junk.size() && s == status::need_more; i += 4096, ++feeds) {
-    s = reader.feed(std::string_view(junk).substr(i, 4096));
-  }
-  EXPECT_EQ(s, status::error);
-  EXPECT_EQ(feeds, lim.max_header_bytes / 4096 + 1);  // the first feed past the limit
-  // A preamble within the limit is fine.
-  auto r = read_by(std::string(lim.max_header_bytes, 'x') + "\r\n" + field("a", "1") + close_delimiter(), 0);
-  EXPECT_EQ(r.finished, status::done) << r.error;
-  auto over = read_by(std::string(lim.max_header_bytes + 1, 'x') + "\r\n" + field("a", "1"), 0);
-  EXPECT_EQ(over.finished, status::error);
-}
-
-TEST(MultipartHostile, HugeHeadersAreRefusedEarly) {
-  recorder rec;
-  multipart_reader reader(boundary, rec.callbacks());
-  std::string body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + std::string(1 << 20, 'n');
-  std::size_t feeds = 0;
-  status s = status::need_more;
-  for (std::size_t i = 0; i < body.size() && s == status::need_more; i += 4096, ++feeds) {
-    s = reader.feed(std::string_view(body).substr(i, 4096));
-  }
-  EXPECT_EQ(s, status::error);
-  EXPECT_LE(feeds, 3u);
-  EXPECT_EQ(reader.error(), "a part's headers exceed 8192 bytes");
-  EXPECT_TRUE(rec.parts.empty());
-}
-
-TEST(MultipartHostile, HeaderLimitIsExact) {
-  // A header block of exactly 100 bytes (its closing empty line included) passes; 101 do not.
-  multipart_reader::limits lim{.max_header_bytes = 100};
-  auto block = [](std::size_t size) {
-    std::string line = "Content-Disposition: form-data; name=a\r\nX-Pad: ";
-    return line + std::string(size - line.size() - 4, 'p') + "\r\n\r\n";
-  };
-  ASSERT_EQ(block(100).size(), 100u);
-  auto body = [&](std::size_t size) { return "--" + boundary + "\r\n" + block(size) + "1" + delimiter + "--"; };
-  EXPECT_EQ(read_by(body(100), 1, lim).finished, status::done);
-  EXPECT_EQ(read_by(body(100), 0, lim).finished, status::done);
-  EXPECT_EQ(read_by(body(101), 1, lim).finished, status::error);
-  EXPECT_EQ(read_by(body(101), 0, lim).finished, status::error);
-}
-
-TEST(MultipartHostile, TooManyParts) {
-  std::string sixteen;
-  for (int i = 0; i < 16; ++i) sixteen += field("f" + std::to_string(i), "v");
-  auto ok = read_by(sixteen + close_delimiter(), 0);
-  EXPECT_EQ(ok.finished, status::done);
-  EXPECT_EQ(ok.parts, 16u);
-
-  auto r = read_by(sixteen + field("f16", "v") + close_delimiter(), 0);
-  EXPECT_EQ(r.finished, status::error);
-  EXPECT_EQ(r.error, "more than 16 parts");
-  EXPECT_EQ(r.parts, 16u);
-  EXPECT_EQ(r.recorded.size(), 16u);
-}
-
-TEST(MultipartHostile, BadHeaderLines) {
-  struct bad_case {
-    std::string headers;
-    std::string error;
-  };
-  const std::vector<bad_case> cases = {
-      {"Content-Disposition: form-data; name=a\r\nno colon here\r\n", "a part's header line has no colon"},
-      {"Content-Disposition: form-data;\r\n name=a\r\n", "a part's headers use obsolete line folding"},
-      {"Content-Disposition: form-data; name=a\r\nX-Nul: a\0b\r\n"s, "a part's header holds a control character"},
-      {"Content-Disposition: form-data; name=a\r\nX-Cr: a\rb\r\n", "a part's header holds a control character"},
-      {"Content-Disposition: form-data; name=a\nX: b\r\n", "a part's header line does not end in CRLF"},
-      {"Content Disposition: form-data; name=a\r\n", "a part's header name is invalid"},
-      {": form-data\r\n", "a part's header name is invalid"},
-      {"Content-Type: text/plain\r\n", "a part has no Content-Disposition"},
-      {"", "a part has no Content-Disposition"},
-      {"Content-Disposition: form-data; filename=\"a.txt\"\r\n", "a part's Content-Disposition has no name"},
-      {"Content-Disposition: form-data\r\n", "a part's Content-Disposition has no name"},
-      {"Content-Disposition: attachment; name=a\r\n", "a part's Content-Disposition is not form-data"},
-      {"Content-Disposition: form-data; name=\"a\r\n", "a part's Content-Disposition is malformed"},
-      {"Content-Disposition: form-data; name\r\n", "a part's Content-Disposition is malformed"},
-      {"Content-Disposition: form-data; name=a; name=b\r\n", "a part's Content-Disposition repeats a parameter"},
-      {"Content-Disposition: form-data; name=a\r\nContent-Disposition: form-data; name=b\r\n",
-       "a part repeats a header"},
-  };
-  for (const auto& c : cases) {
-    auto r = read_by(part(c.headers, "secret-data") + close_delimiter(), 0);
-    EXPECT_EQ(r.finished, status::error) << c.error;
-    EXPECT_EQ(r.error, c.error);
-    EXPECT_TRUE(r.recorded.empty()) << c.error;
-    auto bytewise = read_by(part(c.headers, "secret-data") + close_delimiter(), 1);
-    EXPECT_EQ(bytewise.error, c.error);
-  }
-}
-
-TEST(MultipartHostile, ErrorsDoNotEchoTheInput) {
-  auto r = read_by(part("Content-Disposition: form-data; name=a\r\nSECRET-TOKEN-123\r\n", "") + close_delimiter(), 0);
-  EXPECT_EQ(r.finished, status::error);
-  EXPECT_FALSE(r.error.empty());
-  EXPECT_EQ(r.error.find("SECRET"), std::string::npos);
-}
-
-TEST(MultipartHostile, TruncatedBodyFailsAtFinish) {
-  const std::string body = upload_form();
-  const std::size_t close_end = body.size() - 2;  // the close delimiter ends before its CRLF
-  for (std::size_t n = 0; n < body.size(); ++n) {
-    auto r = read_by(std::string_view(body).substr(0, n), 0);
-    if (n < close_end) {
-      EXPECT_EQ(r.finished, status::error) << "cut at " << n;
-      EXPECT_FALSE(r.error.empty()) << "cut at " << n;
-    } else {
-      EXPECT_EQ(r.finished, status::done) << "cut at " << n;
-    }
-  }
-  auto inside = read_by(std::string_view(body).substr(0, body.find("fake pdf")), 0);
-  EXPECT_EQ(inside.error, "the body ended inside a part");
-  ASSERT_EQ(inside.recorded.size(), 1u);
-  EXPECT_FALSE(inside.recorded[0].ended);
-  auto in_headers = read_by(std::string_view(body).substr(0, body.find("Content-Type")), 0);
-  EXPECT_EQ(in_headers.error, "the body ended inside a part's headers");
 }
 
 // ---- stopping and finishing ----------------------------------------------------------------------------------

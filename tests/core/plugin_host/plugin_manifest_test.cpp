@@ -1,5 +1,7 @@
 #include "core/plugin_host/plugin_manifest.hpp"
 
+#include "support/sample_manifest.hpp"
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -11,55 +13,13 @@ namespace xconn {
 namespace {
 namespace json = boost::json;
 
-const char* const good_manifest = R"json({
-  "id": "sample-1",
-  "card": {
-    "connector_card_id": "im.sample_bot",
-    "connector": {"name": "Sample", "version": "1.2.3", "vendor": "xconn tests"},
-    "supports": {
-      "user_channel_mode": "multiple",
-      "target_types": ["im"],
-      "targets": [{"target_type": "im", "provider": "sample", "label": "Sample"}],
-      "profiles": ["xagent.im.v2"]
-    },
-    "tools": [
-      {
-        "tool_id": "sample_send",
-        "profile": "xagent.im.v2",
-        "title": "Send",
-        "input_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}}
-      },
-      {
-        "tool_id": "sample_status",
-        "profile": "xagent.im.v2",
-        "title": "Status",
-        "input_schema": {"type": "object"}
-      }
-    ],
-    "security": {"trust_level": "local"}
-  },
-  "tool_options": {"sample_send": {"side_effect": true, "timeout_ms": 2500}},
-  "skill": "---\nname: connector-im-sample-bot\ndescription: How to use Sample.\n---\nUse sample_send to talk.\n",
-  "system_prompt": "Be brief.",
-  "chat": {"title": "Sample room", "roles": {"host": "Host", "viewer": "Viewer"}, "max_length": 300, "max_per_minute": 4},
-  "capability": {
-    "adapter_id": "sample",
-    "adapter_version": "1.2.3",
-    "supported_targets": ["sample"],
-    "supported_features": ["text", "tools"],
-    "health": "ok"
-  }
-})json";
-
-const char* const good_build =
-    R"({"version":"0.0.7","git_tag":"v0.0.7","git_rev":"abc1234","build_time":"2607241200"})";
-
-json::object good() { return json::parse(good_manifest).as_object(); }
+// The shared sample: every edit below is made to a fresh copy of it.
+json::object good() { return test::sample_manifest(); }
 json::object& obj(json::value& v) { return v.as_object(); }
 json::object& chat(json::object& m) { return m["chat"].as_object(); }
 
 boost::system::result<plugin_manifest, std::string> parse(const json::object& m,
-                                                          std::string_view build = good_build) {
+                                                          std::string_view build = test::sample_build_json) {
   return parse_manifest(json::serialize(m), build);
 }
 
@@ -139,19 +99,19 @@ TEST(PluginManifest, MinimalManifest) {
 }
 
 TEST(PluginManifest, NotJson) {
-  auto r = parse_manifest("not json", good_build);
+  auto r = parse_manifest("not json", test::sample_build_json);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().rfind("manifest", 0), 0u) << r.error();
-  r = parse_manifest("[]", good_build);
+  r = parse_manifest("[]", test::sample_build_json);
   ASSERT_FALSE(r.has_value());
-  r = parse_manifest(good_manifest, "nope");
+  r = parse_manifest(test::sample_manifest_json, "nope");
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().rfind("build", 0), 0u) << r.error();
 }
 
 TEST(PluginManifest, DeeplyNestedJsonIsRefusedNotACrash) {
   std::string deep = R"({"id":"x","card":)" + std::string(10000, '[') + std::string(10000, ']') + "}";
-  EXPECT_FALSE(parse_manifest(deep, good_build).has_value());
+  EXPECT_FALSE(parse_manifest(deep, test::sample_build_json).has_value());
 }
 
 // id ----------------------------------------------------------------------------------------------------------

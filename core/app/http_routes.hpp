@@ -1,0 +1,37 @@
+// Every HTTP route of the host in one table, in the order a request is matched against it (protocol.md §1, §5,
+// §6): the first row whose match accepts the request's header serves it. A row says how the session reads the
+// body (upgrade to the data plane, stream an upload, or read it whole), who may call it and with which method.
+#pragma once
+
+#include "core/context/server_context.hpp"
+#include "core/control/file_routes.hpp"
+#include "core/wire/http_types.hpp"
+
+#include <functional>
+#include <string_view>
+
+namespace xconn {
+
+// Takes the answer once, from any thread.
+using answer_fn = std::function<void(file_answer)>;
+
+enum class route_body { upgrade, streamed, whole };
+enum class route_access { key, anyone, route_decides };
+
+struct route_entry {
+  std::string_view name;  // method and path as the documents write them
+  route_body body;
+  route_access access;
+  boost::beast::http::verb method;  // unknown: the route checks the method itself
+  bool (*match)(server_context& ctx, const http_request_header& req, const connector_path& at);
+  // For whole-body routes; the session runs the others itself.
+  void (*serve)(server_context& ctx, const http_request& req, const connector_path& at, answer_fn answer);
+};
+
+// The row that serves req; the last row takes whatever no other does.
+const route_entry& route_for(server_context& ctx, const http_request_header& req);
+
+// Checks the row's access and method, then serves a whole-body request.
+void serve_route(const route_entry& route, server_context& ctx, const http_request& req, answer_fn answer);
+
+}  // namespace xconn
