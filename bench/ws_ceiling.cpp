@@ -47,7 +47,7 @@ class echo_session : public std::enable_shared_from_this<echo_session> {
     });
   }
 
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<beast::tcp_stream, false> ws_;  // false: no permessage-deflate code
   beast::flat_buffer buffer_;
 };
 

@@ -93,7 +93,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void start_heartbeat();
   void on_heartbeat(boost::beast::error_code ec);
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::websocket::stream<boost::beast::tcp_stream, false> ws_;  // false: no permessage-deflate code
   boost::beast::flat_buffer buffer_;
   server_context& ctx_;
   std::shared_ptr<connector> connector_;

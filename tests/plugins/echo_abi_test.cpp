@@ -20,13 +20,7 @@ namespace {
 namespace dll = boost::dll;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using xconn::test::c_str;
-using xconn::test::entry;
-using xconn::test::open_plugin;
-using xconn::test::test_call;
-using xconn::test::view;
-using xconn::test::EchoInstance;
-using xconn::test::plugin_instance_test;
+using namespace xconn::test;  // the ABI test host: open_plugin, entry, test_call, the instances
 
 // ---- echo: the static table ----
 

@@ -59,7 +59,7 @@ http_reply http_call(unsigned short port, const std::string& method, const std::
 
 struct ws_client::state {
   boost::asio::io_context io;
-  websocket::stream<beast::tcp_stream> ws{io};
+  websocket::stream<beast::tcp_stream, false> ws{io};  // false: no permessage-deflate code
   beast::flat_buffer buffer;
   bool closed = false;
   bool read_pending = false;  // an async_read started by receive() and not yet complete

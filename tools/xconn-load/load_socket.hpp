@@ -40,7 +40,7 @@ class load_socket : public std::enable_shared_from_this<load_socket> {
   void write_next();
   void close_now();
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::websocket::stream<boost::beast::tcp_stream, false> ws_;  // false: no permessage-deflate code
   boost::beast::flat_buffer buffer_;
   std::deque<std::string> writes_;
   bool closing_ = false;

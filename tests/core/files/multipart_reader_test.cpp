@@ -20,20 +20,7 @@ namespace xconn {
 namespace {
 
 using namespace std::string_literals;  // "..."s keeps NUL bytes in literals
-using test::multipart::boundary;
-using test::multipart::close_delimiter;
-using test::multipart::delimiter;
-using test::multipart::field;
-using test::multipart::outcome;
-using test::multipart::part;
-using test::multipart::read_by;
-using test::multipart::read_pieces;
-using test::multipart::read_split;
-using test::multipart::recorder;
-using test::multipart::status;
-using test::multipart::summary;
-using test::multipart::tricky_data;
-using test::multipart::upload_form;
+using namespace test::multipart;  // the recorder, the form builders and the sample data
 
 // ---- multipart_boundary --------------------------------------------------------------------------------------
 
