@@ -7,6 +7,8 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -15,8 +17,15 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 namespace json = boost::json;
 
+struct ws_session::connection {
+  explicit connection(boost::asio::ip::tcp::socket&& socket) : ws(std::move(socket)) {}
+  websocket::stream<beast::tcp_stream, false> ws;  // false: no permessage-deflate code (never offered)
+  beast::flat_buffer buffer;
+};
+
 ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn)
-    : ws_(std::move(socket)), ctx_(ctx), connector_(std::move(conn)), heartbeat_(ws_.get_executor()) {}
+    : io_(std::make_unique<connection>(std::move(socket))), ctx_(ctx), connector_(std::move(conn)),
+      heartbeat_(io_->ws.get_executor()) {}
 
 ws_session::~ws_session() {
   ctx_.sessions.remove(this);
@@ -25,7 +34,7 @@ ws_session::~ws_session() {
 }
 
 void ws_session::push(std::string packet, std::function<void(bool written)> written) {
-  boost::asio::post(ws_.get_executor(),
+  boost::asio::post(io_->ws.get_executor(),
                     [self = shared_from_this(), packet = std::move(packet), written = std::move(written)]() mutable {
                       self->send(std::move(packet), std::move(written));
                     });
@@ -39,14 +48,14 @@ void ws_session::drop_outbox() {
 }
 
 void ws_session::run(http_request req, bool select_subprotocol) {
-  ws_.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), websocket::stream_base::none(), false});
-  ws_.set_option(websocket::stream_base::decorator([select_subprotocol](websocket::response_type& res) {
+  io_->ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(30), websocket::stream_base::none(), false});
+  io_->ws.set_option(websocket::stream_base::decorator([select_subprotocol](websocket::response_type& res) {
     res.set(beast::http::field::server, "xconn");
     if (select_subprotocol) res.set(beast::http::field::sec_websocket_protocol, data_plane_subprotocol);
   }));
-  ws_.read_message_max(ctx_.cfg.server.max_frame_bytes);
-  ws_.text(true);
-  ws_.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
+  io_->ws.read_message_max(ctx_.cfg.server.max_frame_bytes);
+  io_->ws.text(true);
+  io_->ws.async_accept(req, beast::bind_front_handler(&ws_session::on_accept, shared_from_this()));
 }
 
 void ws_session::on_accept(beast::error_code ec) {
@@ -57,20 +66,20 @@ void ws_session::on_accept(beast::error_code ec) {
     return;
   }
   last_heard_ = clock::now();
-  ws_.control_callback([this](websocket::frame_type, beast::string_view) { last_heard_ = clock::now(); });
+  io_->ws.control_callback([this](websocket::frame_type, beast::string_view) { last_heard_ = clock::now(); });
   start_heartbeat();
   do_read();
 }
 
 void ws_session::shut_down() {
-  boost::asio::dispatch(ws_.get_executor(), [self = shared_from_this()] {
+  boost::asio::dispatch(io_->ws.get_executor(), [self = shared_from_this()] {
     self->close_after_send(websocket::close_code::going_away);
   });
 }
 
 void ws_session::do_read() {
   if (closing_ || close_code_) return;
-  ws_.async_read(buffer_, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
+  io_->ws.async_read(io_->buffer, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));
 }
 
 void ws_session::on_read(beast::error_code ec, std::size_t) {
@@ -82,16 +91,16 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
     return;
   }
   last_heard_ = clock::now();
-  auto data = buffer_.cdata();
+  auto data = io_->buffer.cdata();
   std::string_view frame(static_cast<const char*>(data.data()), data.size());
-  bool binary = ws_.got_binary();
+  bool binary = io_->ws.got_binary();
   bool keep_reading = true;
   if (binary) {
     send_error(nullptr, "invalid_packet", "packets are text frames");
   } else {
     keep_reading = handle_frame(frame);
   }
-  buffer_.consume(buffer_.size());
+  io_->buffer.consume(io_->buffer.size());
   if (!keep_reading) return;
   if (in_flight_ >= max_in_flight) {
     read_paused_ = true;  // deliver_answer resumes
@@ -148,9 +157,9 @@ void ws_session::handle_hello(const packet_view& p) {
   ctx_.ids.resolve(m.card_id, outcome.requested_connector_id,
                    [self = shared_from_this(), ack = std::move(ack), profiles = std::move(outcome.profiles)](
                        std::string connector_id, std::error_code ec) mutable {
-                     boost::asio::post(self->ws_.get_executor(), [self, ack = std::move(ack),
-                                                                  profiles = std::move(profiles),
-                                                                  connector_id = std::move(connector_id), ec]() mutable {
+                     auto strand = self->io_->ws.get_executor();
+                     boost::asio::post(strand, [self, ack = std::move(ack), profiles = std::move(profiles),
+                                                connector_id = std::move(connector_id), ec]() mutable {
                        if (ec) {
                          spdlog::error("[plugin {}] cannot persist connector_id: {}", self->connector_->id(),
                                        ec.message());
@@ -184,13 +193,13 @@ void ws_session::send_error(const packet_view* request, std::string_view code, s
 }
 
 void ws_session::deliver(std::string text) {
-  boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
+  boost::asio::post(io_->ws.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
     self->send(std::move(text));
   });
 }
 
 void ws_session::deliver_answer(std::string text) {
-  boost::asio::post(ws_.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
+  boost::asio::post(io_->ws.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
     self->send(std::move(text));
     --self->in_flight_;
     if (self->read_paused_ && self->in_flight_ < max_in_flight) {
@@ -222,7 +231,7 @@ void ws_session::do_write() {
     return;
   }
   writing_ = true;
-  ws_.async_write(boost::asio::buffer(outbox_.front().text),
+  io_->ws.async_write(boost::asio::buffer(outbox_.front().text),
                   beast::bind_front_handler(&ws_session::on_write, shared_from_this()));
 }
 
@@ -242,9 +251,9 @@ void ws_session::do_close() {
   if (closing_) return;
   closing_ = true;
   heartbeat_.cancel();
-  ws_.async_close(websocket::close_reason(*close_code_), [self = shared_from_this()](beast::error_code) {
+  io_->ws.async_close(websocket::close_reason(*close_code_), [self = shared_from_this()](beast::error_code) {
     beast::error_code ignored;
-    beast::get_lowest_layer(self->ws_).socket().close(ignored);
+    beast::get_lowest_layer(self->io_->ws).socket().close(ignored);
   });
 }
 
@@ -260,12 +269,12 @@ void ws_session::on_heartbeat(beast::error_code ec) {
     spdlog::info("[plugin {}] data plane silent for {} s, dropped", connector_->id(), 3 * period.count());
     closing_ = true;
     beast::error_code ignored;
-    beast::get_lowest_layer(ws_).socket().close(ignored);
+    beast::get_lowest_layer(io_->ws).socket().close(ignored);
     return;
   }
   if (!ping_in_flight_) {
     ping_in_flight_ = true;
-    ws_.async_ping({}, [self = shared_from_this()](beast::error_code) { self->ping_in_flight_ = false; });
+    io_->ws.async_ping({}, [self = shared_from_this()](beast::error_code) { self->ping_in_flight_ = false; });
   }
   start_heartbeat();
 }

@@ -8,9 +8,10 @@
 #include "core/wire/packet.hpp"
 #include "core/context/server_context.hpp"
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <deque>
@@ -46,9 +47,9 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
  private:
   using clock = std::chrono::steady_clock;
 
-  void on_accept(boost::beast::error_code ec);
+  void on_accept(boost::system::error_code ec);
   void do_read();
-  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  void on_read(boost::system::error_code ec, std::size_t bytes);
   // Returns false when reading must wait (the hello is being committed).
   bool handle_frame(std::string_view frame);  // false: reading waits for an answer
   void dispatch(const packet_view& p);
@@ -88,13 +89,13 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
                    bool for_status);
   void close_after_send(boost::beast::websocket::close_code code);
   void do_write();
-  void on_write(boost::beast::error_code ec, std::size_t bytes);
+  void on_write(boost::system::error_code ec, std::size_t bytes);
   void do_close();
   void start_heartbeat();
-  void on_heartbeat(boost::beast::error_code ec);
+  void on_heartbeat(boost::system::error_code ec);
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream, false> ws_;  // false: no permessage-deflate code
-  boost::beast::flat_buffer buffer_;
+  struct connection;  // the Beast stream and its read buffer, instantiated in ws_session.cpp alone
+  std::unique_ptr<connection> io_;
   server_context& ctx_;
   std::shared_ptr<connector> connector_;
   packet_decoder decoder_;

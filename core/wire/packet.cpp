@@ -5,6 +5,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include <simdjson.h>
+
 #include <algorithm>
 
 namespace xconn {
@@ -254,23 +256,32 @@ const char* json_error_message(error_code e) {
 
 }  // namespace
 
+struct packet_decoder::state {
+  simdjson::ondemand::parser parser{1 << 20};
+  std::string buffer;  // the frame copied with simdjson's padding
+};
+
+packet_decoder::packet_decoder() : state_(std::make_unique<state>()) {}
+packet_decoder::~packet_decoder() = default;
+
 std::optional<packet_view> packet_decoder::decode(std::string_view frame, packet_error& error) {
   error = packet_error{};
   // The parser is built with a 1 MiB *maximum* capacity, and set_max_capacity() is broken in simdjson 3.0.1
   // (it sets 32 bytes). Frame size is the WebSocket layer's business: a bigger frame gets a parser of its own,
   // which the next small frame gives back, so that one large frame does not pin ~7x its size per session.
   constexpr std::size_t kept = 1 << 20;
-  if (frame.size() > parser_.max_capacity() || (parser_.capacity() > kept && frame.size() <= kept)) {
-    parser_ = simdjson::ondemand::parser(std::max(frame.size(), kept));
-    if (buffer_.capacity() > kept + simdjson::SIMDJSON_PADDING) buffer_ = std::string();
+  auto& [parser, buffer] = *state_;
+  if (frame.size() > parser.max_capacity() || (parser.capacity() > kept && frame.size() <= kept)) {
+    parser = simdjson::ondemand::parser(std::max(frame.size(), kept));
+    if (buffer.capacity() > kept + simdjson::SIMDJSON_PADDING) buffer = std::string();
   }
   // simdjson reads past the end, and its unbalanced-document check looks at the first padding byte: the
   // padding must be there and blank. assign() keeps the capacity of earlier frames.
-  buffer_.assign(frame);
-  buffer_.append(simdjson::SIMDJSON_PADDING, '\0');
+  buffer.assign(frame);
+  buffer.append(simdjson::SIMDJSON_PADDING, '\0');
 
   envelope_reader reader;
-  const error_code e = reader.read(parser_, buffer_, frame.size());
+  const error_code e = reader.read(parser, buffer, frame.size());
   if (!e && !reader.problem) return reader.out;
   error.message = e ? json_error_message(e) : reader.problem;
   if (reader.out.request_id) error.request_id = std::string(*reader.out.request_id);

@@ -4,9 +4,8 @@
 
 #include <boost/json/object.hpp>
 
-#include <simdjson.h>
-
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +38,9 @@ class packet_decoder {
  public:
   static constexpr std::size_t max_depth = 64;  // deeper nesting is refused as invalid_packet
 
+  packet_decoder();
+  ~packet_decoder();
+
   // Checks the envelope: schema is the packet schema, packet_id and type are non-empty strings,
   // request_id / reply_to / connector_channel_id are strings, time a non-negative integer, payload and
   // error objects; duplicate envelope keys and trailing content are refused. Returns nullopt and fills
@@ -46,8 +48,8 @@ class packet_decoder {
   std::optional<packet_view> decode(std::string_view frame, packet_error& error);
 
  private:
-  simdjson::ondemand::parser parser_{1 << 20};
-  std::string buffer_;  // the frame copied with simdjson's padding
+  struct state;  // the simdjson parser and the padded frame: simdjson stays out of this header
+  std::unique_ptr<state> state_;
 };
 
 // The fields of an outgoing packet; encode() adds `schema`, a fresh `packet_id` (`pkt_` + random) and

@@ -84,7 +84,7 @@ void load_driver::set_up(const upgrade_request& request, std::function<void(std:
   set_up_done_ = std::move(done);
   socket_->on_frame = [this](std::string_view frame) { on_frame(frame); };
   // Weak: the socket is the driver's, so a strong reference back would keep both alive for ever.
-  socket_->on_closed = [weak = weak_from_this()](boost::beast::error_code ec) {
+  socket_->on_closed = [weak = weak_from_this()](boost::system::error_code ec) {
     auto self = weak.lock();
     if (!self || self->finished_) return;
     ++self->totals_.errors;
@@ -92,7 +92,7 @@ void load_driver::set_up(const upgrade_request& request, std::function<void(std:
     self->run_.errors.fetch_add(1, std::memory_order_relaxed);
     self->end_set_up("the socket closed: " + ec.message());
   };
-  socket_->start(request, [self = shared_from_this()](boost::beast::error_code ec) {
+  socket_->start(request, [self = shared_from_this()](boost::system::error_code ec) {
     if (ec) return self->end_set_up("cannot connect and upgrade: " + ec.message());
     if (self->run_.opts.target == target_kind::ceiling) {
       for (std::size_t c = 0; c < self->channels_.size(); ++c)

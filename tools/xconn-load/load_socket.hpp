@@ -4,8 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <deque>
 #include <functional>
@@ -24,13 +23,14 @@ struct upgrade_request {
 
 class load_socket : public std::enable_shared_from_this<load_socket> {
  public:
-  explicit load_socket(boost::asio::io_context& io) : ws_(io) {}
+  explicit load_socket(boost::asio::io_context& io);
+  ~load_socket();
 
   std::function<void(std::string_view frame)> on_frame;
-  std::function<void(boost::beast::error_code)> on_closed;  // the read loop ended (not after close())
+  std::function<void(boost::system::error_code)> on_closed;  // the read loop ended (not after close())
 
   // Connects and upgrades; then reads until the socket closes.
-  void start(const upgrade_request& request, std::function<void(boost::beast::error_code)> upgraded);
+  void start(const upgrade_request& request, std::function<void(boost::system::error_code)> upgraded);
   void send(std::string frame);
   void close();  // after the queued frames
   std::size_t queued() const { return writes_.size(); }
@@ -40,8 +40,8 @@ class load_socket : public std::enable_shared_from_this<load_socket> {
   void write_next();
   void close_now();
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream, false> ws_;  // false: no permessage-deflate code
-  boost::beast::flat_buffer buffer_;
+  struct connection;  // the Beast stream and its read buffer, instantiated in load_socket.cpp alone
+  std::unique_ptr<connection> io_;
   std::deque<std::string> writes_;
   bool closing_ = false;
 };

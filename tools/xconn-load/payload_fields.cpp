@@ -1,13 +1,24 @@
 #include "payload_fields.hpp"
 
+#include <simdjson.h>
+
 namespace xconn::load {
 
+struct payload_reader::state {
+  simdjson::ondemand::parser parser;
+  std::string buffer;
+};
+
+payload_reader::payload_reader() : state_(std::make_unique<state>()) {}
+payload_reader::~payload_reader() = default;
+
 bool payload_reader::read(std::string_view payload, payload_fields& out) {
+  auto& [parser, buffer] = *state_;
   out = {};
-  buffer_.assign(payload);
-  buffer_.resize(payload.size() + simdjson::SIMDJSON_PADDING);
+  buffer.assign(payload);
+  buffer.resize(payload.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
-  if (parser_.iterate(buffer_.data(), payload.size(), buffer_.size()).get(doc)) return false;
+  if (parser.iterate(buffer.data(), payload.size(), buffer.size()).get(doc)) return false;
   simdjson::ondemand::object object;
   if (doc.get_object().get(object)) return false;
   for (auto field : object) {

@@ -2,8 +2,7 @@
 // simdjson on-demand in one pass over a padded copy: the client must stay cheaper than the server it loads.
 #pragma once
 
-#include <simdjson.h>
-
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,12 +14,15 @@ struct payload_fields {
 
 class payload_reader {
  public:
+  payload_reader();
+  ~payload_reader();
+
   // Reads payload (a JSON object's text); nullopt-like false when it is not an object.
   bool read(std::string_view payload, payload_fields& out);
 
  private:
-  simdjson::ondemand::parser parser_;
-  std::string buffer_;
+  struct state;  // the simdjson parser and the padded copy: simdjson stays out of this header
+  std::unique_ptr<state> state_;
 };
 
 }  // namespace xconn::load
