@@ -33,6 +33,7 @@ namespace asio = boost::asio;
 struct server::impl {
   config cfg;
   std::unique_ptr<store> db;
+  std::optional<sealer> seal;  // channel credentials at rest
   std::optional<api_keys> keys;
   std::unique_ptr<asio::io_context> io;
   std::unique_ptr<asio::thread_pool> pool;
@@ -48,6 +49,7 @@ struct server::impl {
   std::unique_ptr<lease_service> leases;
   std::unique_ptr<file_store> files;
   std::unique_ptr<plugin_files> plugin_file_access;
+  std::unique_ptr<plugin_kv> plugin_state;
   std::optional<download_links> links;
   std::unique_ptr<server_context> ctx;
   std::shared_ptr<http_listener> listener;
@@ -113,12 +115,12 @@ std::string server::impl::open_store_and_keys() {
   store_options opts;
   opts.path = cfg.store.path;
   opts.map_size_bytes = cfg.store.map_size_bytes;
-  opts.databases = {"meta", std::string(connector_ids::database), "plugin_kv", std::string(channel_service::database),
+  opts.databases = {"meta", std::string(connector_ids::database), std::string(plugin_kv::database), std::string(channel_service::database),
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
                     std::string(inbound_service::ids_db), std::string(outbound_service::completed_db),
                     std::string(consumer_registry::database), std::string(file_store::files_db),
                     std::string(file_store::chunks_db), std::string(file_store::by_channel_db),
-                    std::string(deferred_logouts::database)};
+                    std::string(deferred_logouts::database), std::string(channel_credentials::database)};
   auto opened = store::open(opts);
   if (!opened) return "store: " + opened.error();
   db = std::move(*opened);
@@ -126,6 +128,9 @@ std::string server::impl::open_store_and_keys() {
   if (!loaded_keys) return "api key: " + loaded_keys.error();
   keys = std::move(*loaded_keys);
   key_file = keys->key_file();
+  auto loaded_seal = sealer::load(cfg.store.sealing_key_path());
+  if (!loaded_seal) return "sealing key: " + loaded_seal.error();
+  seal.emplace(*loaded_seal);
   auto loaded_links = download_links::load(*db);
   if (!loaded_links) return loaded_links.error();
   links.emplace(std::move(*loaded_links));
@@ -135,9 +140,21 @@ std::string server::impl::open_store_and_keys() {
 plugin_host_hooks server::impl::plugin_hooks() {
   plugin_host_hooks hooks;
   hooks.files = plugin_file_access.get();
-  hooks.emit = [this](connector& from, std::string channel_id, std::string json,
+  hooks.kv = plugin_state.get();
+  hooks.emit = [this](connector& from, std::string channel_id, std::string json, std::vector<kv_op> state,
                       std::function<void(emit_outcome)> done) {
-    inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
+    if (state.empty()) return inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
+    auto stage = [this, &from, &state](write_batch& batch) -> std::optional<emit_outcome> {
+      auto refused = plugin_state->stage(from.id(), state, batch);
+      if (!refused) return std::nullopt;
+      return emit_outcome{false, "", false, std::move(refused->code), std::move(refused->message)};
+    };
+    // A failed commit leaves the staged bytes counted: they are read again from the store.
+    auto forget_on_failure = [this, plugin_id = from.id(), done = std::move(done)](emit_outcome o) {
+      if (o.code == "store_failed") plugin_state->forget(plugin_id);
+      done(std::move(o));
+    };
+    inbound->emit(from, std::move(channel_id), std::move(json), std::move(forget_on_failure), stage);
   };
   hooks.consumer_acquire = [this](connector& from, std::string channel_id, std::string key) {
     // Only a channel of this plugin can hold a reference: a stray id would hold one nobody releases.
@@ -149,6 +166,14 @@ plugin_host_hooks server::impl::plugin_hooks() {
     if (consumers->release(from.id(), channel_id, key))
       from.stop_consumers({key}, std::chrono::seconds(cfg.tools.timeout_s));
   };
+  hooks.channel_status = [this](connector& from, std::string channel_id, std::string report) {
+    auto why = channels->report_status(from, channel_id, report);
+    // A refused credential holds no shared consumer any more (as at a sign-out).
+    auto now = channels->route_of(channel_id);
+    if (why.empty() && now && now->binding_lost)
+      from.stop_consumers(consumers->release_channel(from.id(), channel_id), std::chrono::seconds(cfg.tools.timeout_s));
+    return why;
+  };
   hooks.health_changed = [this](const std::string& plugin_id, health_state) { channels->push_descriptors(plugin_id); };
   return hooks;
 }
@@ -156,9 +181,19 @@ plugin_host_hooks server::impl::plugin_hooks() {
 connector_registry::events server::impl::registry_events() {
   return {
       // Channels force-deregistered while their plugin was gone get its sign-out once it is back.
-      .added = [this](connector& conn) { owed_logouts->run(conn); },
-      // A new generation may change the card (tools, flows, version): open channels get their descriptors again.
-      .reloaded = [this](const std::string& plugin_id) { channels->push_descriptors(plugin_id); },
+      // Its signed-in channels are verified by it before they show connected (when it has on_channel_restore).
+      .added =
+          [this](connector& conn) {
+            owed_logouts->run(conn);
+            channels->restore(conn);
+          },
+      // A new generation may change the card (tools, flows, version): open channels get their descriptors again,
+      // and the new build verifies the signed-in ones.
+      .reloaded =
+          [this](const std::string& plugin_id) {
+            channels->push_descriptors(plugin_id);
+            if (auto conn = connectors->find(plugin_id)) channels->restore(*conn);
+          },
       // A removed plugin's sockets close once its calls are answered; its channels stay stored.
       .removed =
           [this](const std::string& plugin_id) {
@@ -193,6 +228,7 @@ void server::impl::build_services() {
   work.emplace(io->get_executor());
   pool = std::make_unique<asio::thread_pool>(cfg.plugins.threads);
   files = std::make_unique<file_store>(*db, cfg.files);
+  plugin_state = std::make_unique<plugin_kv>(*db, cfg.plugins.kv_quota_bytes);
   plugin_file_access = std::make_unique<plugin_files>(
       *files, [this](std::string_view plugin_id, std::string_view channel_id) {
         auto where = channels->route_of(channel_id);
@@ -200,7 +236,7 @@ void server::impl::build_services() {
       });
   connectors = std::make_unique<connector_registry>(cfg, *io, *pool, plugin_hooks(), registry_events());
   ids = std::make_unique<connector_ids>(*db);
-  channels = std::make_unique<channel_service>(*db, cfg, *connectors, *io, channels_dropped());
+  channels = std::make_unique<channel_service>(*db, cfg, *connectors, *io, *seal, channels_dropped());
   inbound = std::make_unique<inbound_service>(*db, cfg, *channels, *connectors, *io, message_files(),
                                               [this] { outbound->tick(*connectors); });
   outbound = std::make_unique<outbound_service>(

@@ -10,6 +10,7 @@
 //   plugins.threads                        1 .. 64
 //   plugins.reload_pause_max_calls         0 .. 1000000      (0: fail calls at once during a swap)
 //   plugins.reload_pause_max_s             1 .. 600
+//   plugins.kv_quota_bytes                 65536 .. 1073741824 (64 KiB .. 1 GiB)
 //   leases.connector_offline_s             1 .. 2592000      (30 days)
 //   leases.unauthenticated_channel_s       1 .. 86400
 //   delivery.window                        1 .. 1024
@@ -129,6 +130,7 @@ void read_store(const YAML::Node& node, int line, store_config& c) {
   read_section(node, "store", line, {
     {"path", non_empty_string_field(c.path)},
     {"map_size_bytes", int_field(c.map_size_bytes, 1048576, 1099511627776ll)},
+    {"sealing_key_file", non_empty_string_field(c.sealing_key_file)},
   });
 }
 
@@ -149,6 +151,7 @@ void read_plugins(const YAML::Node& node, int line, plugins_config& c) {
     {"threads", int_field(c.threads, 1, 64)},
     {"reload_pause_max_calls", int_field(c.reload_pause_max_calls, 0, 1000000)},
     {"reload_pause_max_s", int_field(c.reload_pause_max_s, 1, 600)},
+    {"kv_quota_bytes", int_field(c.kv_quota_bytes, 65536, 1073741824)},
   });
 }
 

@@ -23,6 +23,8 @@ struct server_config {
 struct store_config {
   std::string path = "./var/xconn";
   std::uint64_t map_size_bytes = 8589934592ull;
+  std::string sealing_key_file;  // the key channel credentials are sealed with; "" is {path}/sealing_key
+  std::string sealing_key_path() const { return sealing_key_file.empty() ? path + "/sealing_key" : sealing_key_file; }
 };
 
 struct plugins_config {
@@ -32,6 +34,7 @@ struct plugins_config {
   int threads = 4;
   int reload_pause_max_calls = 10000;
   int reload_pause_max_s = 10;
+  std::uint64_t kv_quota_bytes = 16ull << 20;  // each plugin's key-value store: keys and values together
 };
 
 struct leases_config {

@@ -27,25 +27,45 @@ const json::object* find_auth_flow(const plugin_manifest& manifest, std::string_
   return nullptr;
 }
 
+namespace {
+
+// The flow's declaration of the field name, or null.
+const json::object* declared_field(const json::object& flow, std::string_view name) {
+  auto* f = flow.if_contains("fields");
+  if (!f || !f->is_array()) return nullptr;
+  for (const auto& field : f->as_array())
+    if (field.as_object().at("name").as_string() == name) return &field.as_object();
+  return nullptr;
+}
+
+bool is_secret_field(const json::object& field) {
+  auto* secret = field.if_contains("secret");
+  auto* type = field.if_contains("input_type");
+  return (secret && secret->is_bool() && secret->as_bool()) ||
+         (type && type->is_string() && type->as_string() == "password");
+}
+
+}  // namespace
+
+std::string secret_inputs_json(const json::object& flow, const json::object* input) {
+  if (!input) return {};
+  json::object secrets;
+  for (const auto& kv : *input)
+    if (auto* field = declared_field(flow, kv.key()); field && is_secret_field(*field)) secrets[kv.key()] = kv.value();
+  return secrets.empty() ? std::string() : json::serialize(secrets);
+}
+
 std::string check_auth_input(const json::object& flow, const json::object* input, std::vector<std::string>& secrets) {
   const json::array* fields = nullptr;
   if (auto* f = flow.if_contains("fields"); f && f->is_array()) fields = &f->as_array();
-  auto declared = [&](std::string_view name) -> const json::object* {
-    if (!fields) return nullptr;
-    for (const auto& f : *fields)
-      if (f.as_object().at("name").as_string() == name) return &f.as_object();
-    return nullptr;
-  };
+  auto declared = [&](std::string_view name) { return declared_field(flow, name); };
   if (input) {
     for (const auto& kv : *input) {
       auto* field = declared(kv.key());
       if (!field) return "input." + std::string(kv.key().substr(0, 64)) + ": not a field of this flow";
       if (!kv.value().is_string()) return "input." + std::string(kv.key()) + ": must be a string";
       if (kv.value().as_string().size() > max_input_bytes) return "input." + std::string(kv.key()) + ": too long";
-      auto flag = [&](const char* k) { auto* v = field->if_contains(k); return v && v->is_bool() && v->as_bool(); };
-      auto* type = field->if_contains("input_type");
-      if (flag("secret") || (type && type->is_string() && type->as_string() == "password"))
-        secrets.emplace_back(kv.value().as_string());
+      if (is_secret_field(*field)) secrets.emplace_back(kv.value().as_string());
     }
   }
   if (fields) {

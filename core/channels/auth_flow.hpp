@@ -23,6 +23,10 @@ const boost::json::object* find_auth_flow(const plugin_manifest& manifest, std::
 std::string check_auth_input(const boost::json::object& flow, const boost::json::object* input,
                              std::vector<std::string>& secrets);
 
+// The input fields the flow marks secret (or password), by name, as a JSON object's text; "" when none. What the
+// host keeps sealed as the channel's credentials.
+std::string secret_inputs_json(const boost::json::object& flow, const boost::json::object* input);
+
 // A plugin's auth answer (plugin.h): its status and the display fields xAgent may see.
 struct auth_answer {
   std::string status;

@@ -12,13 +12,15 @@ namespace xconn {
 namespace json = boost::json;
 
 channel_service::channel_service(store& db, const config& cfg, connector_registry& connectors,
-                                 boost::asio::io_context& io, dropped_fn on_dropped, channel_table::now_fn now)
+                                 boost::asio::io_context& io, const sealer& seal, dropped_fn on_dropped,
+                                 channel_table::now_fn now)
     : db_(db),
       cfg_(cfg),
       connectors_(connectors),
       io_(io),
       table_(std::chrono::seconds(cfg.leases.unauthenticated_channel_s), std::move(now)),
       calls_(db, std::chrono::seconds(cfg.tools.idempotency_s)),
+      credentials_(db, seal),
       dropped_(std::move(on_dropped)),
       // Often enough that a temporary channel lives at most a quarter longer than its lease.
       sweep_timer_(io.get_executor(),
@@ -95,14 +97,21 @@ bool channel_service::close(std::string_view id, const channel_route* route) {
   return table_.close(id, route);
 }
 
-void channel_service::authenticate(std::string_view id, json::object binding, channel_done done) {
+void channel_service::authenticate(std::string_view id, json::object binding, std::string_view credentials,
+                                   channel_done done) {
   std::optional<channel> c;
   {
     std::lock_guard lock(mutex_);
     c = table_.authenticate(id, std::move(binding));
   }
   if (!c) return done(std::nullopt, {});
-  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); });
+  write_batch sealed;
+  credentials_.stage(c->plugin_id, c->id, credentials, sealed);
+  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); }, std::move(sealed));
+}
+
+std::optional<std::string> channel_service::credentials(const connector& conn, const std::string& channel_id) const {
+  return credentials_.get(conn.id(), channel_id);
 }
 
 void channel_service::logout(std::string_view id, channel_done done) {
@@ -113,12 +122,76 @@ void channel_service::logout(std::string_view id, channel_done done) {
   }
   if (!c) return done(std::nullopt, {});
   if (!c->persistent) return done(c, {});
-  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); });
+  write_batch forget;
+  channel_credentials::stage_erase(c->id, forget);
+  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); }, std::move(forget));
 }
 
-std::string channel_service::begin_auth(std::string_view channel_id, std::string_view flow_id) {
+std::string channel_service::report_status(const connector& conn, std::string_view id,
+                                          std::string_view report_json) {
+  json::error_code ec;
+  auto report = json::parse(report_json, ec);
+  if (ec || !report.is_object()) return "the report is not a JSON object";
+  const auto& r = report.as_object();
+  for (const auto& field : r)
+    if (field.key() != "status" && field.key() != "tools") return "the report has an unknown member";
+  auto* status = r.if_contains("status");
+  if (!status || !status->is_string() || !is_target_status(status->as_string()))
+    return "status must be connected, degraded, offline, expired, revoked or error";
+  std::optional<json::array> tools;
+  if (auto* t = r.if_contains("tools")) {
+    if (!t->is_array()) return "tools must be an array";
+    if (auto why = binding_violation(json::object{{"tools", *t}}, *conn.manifest()); !why.empty()) return why;
+    tools = t->as_array();
+  }
+  std::optional<channel> c;
+  {
+    std::lock_guard lock(mutex_);
+    c = table_.set_target_status(id, conn.id(), std::string(status->as_string()), std::move(tools));
+  }
+  if (!c) return "no signed-in channel of this plugin has that id";
+  spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, c->target_status);
+  write_batch also;
+  if (c->binding_lost()) channel_credentials::stage_erase(c->id, also);  // refused by the target: worthless now
+  persist(
+      *c,
+      [this, plugin_id = conn.id(), channel_id = c->id](std::error_code ec) {
+        if (ec) spdlog::error("[plugin {}] status of channel {} not recorded: {}", plugin_id, channel_id, ec.message());
+        if (auto owner = connectors_.find(plugin_id)) push_descriptor(*owner, channel_id);
+      },
+      std::move(also));
+  return {};
+}
+
+void channel_service::restore(connector& conn) {
+  if (!conn.restores_channels()) return;
+  std::vector<channel> signed_in;
+  {
+    std::lock_guard lock(mutex_);
+    signed_in = table_.begin_verifying(conn.id());
+  }
+  for (const auto& c : signed_in) {
+    push_descriptor(conn, c.id);
+    auto credentials = credentials_.get(conn.id(), c.id);
+    conn.channel_restore(c.id, json::serialize(c.binding), credentials.value_or("{}"), strand_for(conn, c.id),
+                         std::chrono::seconds(cfg_.tools.timeout_s),
+                         [this, plugin_id = conn.id(), channel_id = c.id](call_result r) {
+                           auto owner = connectors_.find(plugin_id);
+                           if (!owner) return;
+                           if (!r.ok) spdlog::warn("[plugin {}] channel {} not verified: {}", plugin_id, channel_id,
+                                                   r.timed_out ? "no answer in time" : r.code);
+                           auto why = r.ok ? report_status(*owner, channel_id, r.json) : "the plugin failed";
+                           if (why.empty()) return;
+                           if (r.ok) spdlog::warn("[plugin {}] restore answer for {} refused: {}", plugin_id, channel_id, why);
+                           report_status(*owner, channel_id, R"({"status":"error"})");
+                         });
+  }
+}
+
+std::string channel_service::begin_auth(std::string_view channel_id, std::string_view flow_id,
+                                        std::string secret_inputs) {
   std::lock_guard lock(mutex_);
-  return table_.begin_auth(channel_id, flow_id);
+  return table_.begin_auth(channel_id, flow_id, std::move(secret_inputs));
 }
 
 std::optional<auth_run> channel_service::find_auth(std::string_view channel_id, std::string_view auth_session_id) {
@@ -185,6 +258,7 @@ void channel_service::remove(const std::vector<std::string>& ids, std::function<
       table_.erase(id);
       strands_.erase(id);
       batch.erase(std::string(database), id);
+      channel_credentials::stage_erase(id, batch);
     }
   }
   if (dropped_) dropped_(ids);
@@ -208,7 +282,7 @@ std::optional<channel_service::route_info> channel_service::route_of(std::string
   std::lock_guard lock(mutex_);
   const auto* c = table_.find(channel_id);
   if (!c) return std::nullopt;
-  return route_info{c->plugin_id, c->route.lock(), c->authenticated};
+  return route_info{c->plugin_id, c->route.lock(), c->authenticated, c->binding_lost()};
 }
 
 connector::strand channel_service::strand_for(connector& conn, std::string_view channel_id) {
@@ -218,8 +292,8 @@ connector::strand channel_service::strand_for(connector& conn, std::string_view 
   return it->second;
 }
 
-void channel_service::persist(const channel& c, std::function<void(std::error_code)> done) {
-  write_batch batch;
+void channel_service::persist(const channel& c, std::function<void(std::error_code)> done, write_batch also) {
+  write_batch batch = std::move(also);
   batch.put(std::string(database), c.id, json::serialize(c.to_record()));
   db_.write(std::move(batch), [id = c.id, done = std::move(done)](std::error_code ec) {
     if (ec) spdlog::error("channel {} could not be saved: {}", id, ec.message());

@@ -3,6 +3,7 @@
 // sweep of temporary channels, and descriptor pushes when a plugin's health changes.
 #pragma once
 
+#include "core/channels/channel_credentials.hpp"
 #include "core/channels/channel_table.hpp"
 #include "core/base/config.hpp"
 #include "core/base/periodic_timer.hpp"
@@ -32,8 +33,9 @@ class channel_service {
   // Told of channels that ended (temporary ones dropped by the sweep, deregistered ones), outside the lock.
   using dropped_fn = std::function<void(const std::vector<std::string>& channel_ids)>;
 
+  // seal: the key channel credentials are sealed with.
   channel_service(store& db, const config& cfg, connector_registry& connectors, boost::asio::io_context& io,
-                  dropped_fn on_dropped = {}, channel_table::now_fn now = channel_table::clock::now);
+                  const sealer& seal, dropped_fn on_dropped = {}, channel_table::now_fn now = channel_table::clock::now);
 
   // Reads the persisted channels back; returns how many. Before any socket is served.
   std::size_t load();
@@ -49,10 +51,20 @@ class channel_service {
                     channel* out = nullptr);
   bool close(std::string_view id, const channel_route* route);
   // Both report the channel's new state once its record is durable (done runs on the store's writer thread).
-  void authenticate(std::string_view id, boost::json::object binding, channel_done done);
+  // credentials: the sign-in's secret inputs (a JSON object's text, "" when none), kept sealed in the same commit.
+  void authenticate(std::string_view id, boost::json::object binding, std::string_view credentials, channel_done done);
+  // The channel's credentials, for its plugin only; nullopt when none are kept.
+  std::optional<std::string> credentials(const connector& conn, const std::string& channel_id) const;
   void logout(std::string_view id, channel_done done);
+  // The plugin's report on a signed-in channel of its own (plugin.h xconn_host_channel_status): {"status",
+  // "tools"}. Kept durably and pushed as the channel's descriptor. Returns "" when taken, else why not (never
+  // quoting the report). Any thread.
+  std::string report_status(const connector& conn, std::string_view id, std::string_view report_json);
+  // The plugin (re)started: when it verifies restored channels, each signed-in channel of it shows authenticating
+  // until its on_channel_restore answers with a report (an error or no answer reads as "error"). Any thread.
+  void restore(connector& conn);
 
-  std::string begin_auth(std::string_view channel_id, std::string_view flow_id);
+  std::string begin_auth(std::string_view channel_id, std::string_view flow_id, std::string secret_inputs = {});
   std::optional<auth_run> find_auth(std::string_view channel_id, std::string_view auth_session_id);
   void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
 
@@ -72,6 +84,7 @@ class channel_service {
     std::string plugin_id;
     std::shared_ptr<channel_route> route;
     bool authenticated = false;
+    bool binding_lost = false;  // the plugin reported its credential expired or revoked
   };
   std::optional<route_info> route_of(std::string_view channel_id);
   // Forced deregistration (leases): the channels, their records and auth runs go; the dropped listener hears
@@ -90,7 +103,8 @@ class channel_service {
   void sweep();
 
  private:
-  void persist(const channel& c, std::function<void(std::error_code)> done = {});
+  // Saves c's record, with also (its credentials' change) in the same commit.
+  void persist(const channel& c, std::function<void(std::error_code)> done = {}, write_batch also = {});
 
   store& db_;
   const config& cfg_;
@@ -100,6 +114,7 @@ class channel_service {
   channel_table table_;
   std::map<std::string, connector::strand, std::less<>> strands_;
   tool_calls calls_;
+  channel_credentials credentials_;
   dropped_fn dropped_;
   periodic_timer sweep_timer_;
 };

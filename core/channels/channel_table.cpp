@@ -9,6 +9,12 @@
 namespace xconn {
 namespace json = boost::json;
 
+bool is_target_status(std::string_view status) {
+  for (std::string_view s : {"connected", "degraded", "offline", "expired", "revoked", "error"})
+    if (status == s) return true;
+  return false;
+}
+
 std::string_view error_code_for(route_check r) {
   switch (r) {
     case route_check::ok: return "";
@@ -23,6 +29,7 @@ std::string_view error_code_for(route_check r) {
 json::object channel::to_record() const {
   json::object r{{"plugin_id", plugin_id}, {"owner", owner}, {"authenticated", authenticated}, {"created_at", created_at}};
   if (authenticated) r["binding"] = binding;
+  if (authenticated && !target_status.empty()) r["target_status"] = target_status;
   return r;
 }
 
@@ -44,6 +51,8 @@ std::optional<channel> channel::from_record(std::string_view id, std::string_vie
   c.authenticated = authenticated->as_bool();
   if (auto* b = o.if_contains("binding"); b && b->is_object()) c.binding = b->as_object();
   if (auto* t = o.if_contains("created_at"); t && t->is_int64()) c.created_at = t->as_int64();
+  if (auto* s = o.if_contains("target_status"); s && s->is_string() && is_target_status(s->as_string()))
+    c.target_status = s->as_string();
   return c;
 }
 
@@ -110,7 +119,20 @@ std::optional<channel> channel_table::authenticate(std::string_view id, json::ob
   c.authenticated = true;
   c.persistent = true;
   c.binding = std::move(binding);
+  c.target_status.clear();  // a new sign-in starts from the plugin's fresh answer
+  c.verifying = false;
   c.last_used = now_();
+  return c;
+}
+
+std::optional<channel> channel_table::set_target_status(std::string_view id, std::string_view plugin_id,
+                                                        std::string status, std::optional<json::array> tools) {
+  auto it = channels_.find(id);
+  if (it == channels_.end() || it->second.plugin_id != plugin_id || !it->second.authenticated) return std::nullopt;
+  auto& c = it->second;
+  c.target_status = status == "connected" ? std::string() : std::move(status);  // "connected" is no news
+  c.verifying = false;
+  if (tools) c.binding["tools"] = std::move(*tools);
   return c;
 }
 
@@ -120,6 +142,8 @@ std::optional<channel> channel_table::logout(std::string_view id) {
   auto& c = it->second;
   c.authenticated = false;
   c.binding.clear();
+  c.target_status.clear();
+  c.verifying = false;
   c.last_used = now_();
   for (auto& [run_id, run] : runs_)
     if (run.channel_id == id && run.state == auth_run_state::running) {
@@ -173,8 +197,10 @@ std::vector<std::string> channel_table::owners() const {
   return out;
 }
 
-std::string channel_table::begin_auth(std::string_view channel_id, std::string_view flow_id) {
+std::string channel_table::begin_auth(std::string_view channel_id, std::string_view flow_id,
+                                      std::string secret_inputs) {
   auth_run run;
+  run.secret_inputs = std::move(secret_inputs);
   run.id = random_id("auth_");
   run.channel_id = channel_id;
   run.flow_id = flow_id;
@@ -209,6 +235,16 @@ std::vector<channel> channel_table::routed(std::string_view plugin_id) const {
   std::vector<channel> out;
   for (const auto& [id, c] : channels_)
     if (c.plugin_id == plugin_id && !c.route.expired()) out.push_back(c);
+  return out;
+}
+
+std::vector<channel> channel_table::begin_verifying(std::string_view plugin_id) {
+  std::vector<channel> out;
+  for (auto& [id, c] : channels_)
+    if (c.plugin_id == plugin_id && c.authenticated && !c.binding_lost()) {  // a lost one waits for a sign-in
+      c.verifying = true;
+      out.push_back(c);
+    }
   return out;
 }
 

@@ -35,6 +35,11 @@ struct channel {
   bool persistent = false;     // authenticated at least once: durable from then on
   bool authenticated = false;
   boost::json::object binding;  // the plugin's display-level target identity while authenticated
+  std::string target_status;    // the plugin's word on the binding (spec §9: degraded, revoked, ...), "" when none
+  // The target refused the credential (expired or revoked): tools answer connection_not_authenticated until a new
+  // sign-in.
+  bool binding_lost() const { return target_status == "expired" || target_status == "revoked"; }
+  bool verifying = false;  // restored and not yet confirmed by its plugin (on_channel_restore); not persisted
   long long created_at = 0;    // unix ms
   std::chrono::steady_clock::time_point last_used;
   std::weak_ptr<channel_route> route;
@@ -51,12 +56,16 @@ struct auth_run {
   std::string flow_id;
   auth_run_state state = auth_run_state::running;
   std::string failure_code;  // with failed
+  std::string secret_inputs;  // the form's secret inputs (JSON text), never persisted here
   std::chrono::steady_clock::time_point last_used;
 };
 
 // Why a packet cannot use a channel (protocol.md §2), in the order they are checked.
 enum class route_check { ok, id_required, not_found, other_plugin, not_open };
 std::string_view error_code_for(route_check r);
+
+// The statuses a plugin may give a signed-in channel (spec §9): the rest are the host's to derive.
+bool is_target_status(std::string_view status);
 
 class channel_table {
  public:
@@ -85,13 +94,18 @@ class channel_table {
   std::optional<channel> authenticate(std::string_view id, boost::json::object binding);
   // Logout: binding cleared, running auth runs canceled; the channel stays (persistent stays persistent).
   std::optional<channel> logout(std::string_view id);
+  // The plugin reports the state of a signed-in channel's binding (status "" clears it); tools, when given,
+  // replace the binding's tools. nullopt when the channel is not a signed-in channel of plugin_id.
+  std::optional<channel> set_target_status(std::string_view id, std::string_view plugin_id, std::string status,
+                                           std::optional<boost::json::array> tools);
 
   // Drops temporary channels unused for the ttl and auth runs ended longer than ended_run_kept ago.
   // Returns the dropped channel ids.
   std::vector<std::string> expire();
 
   // Auth runs.
-  std::string begin_auth(std::string_view channel_id, std::string_view flow_id);
+  // secret_inputs: the run's secret inputs (JSON), kept in memory until it ends, sealed if it signs the channel in.
+  std::string begin_auth(std::string_view channel_id, std::string_view flow_id, std::string secret_inputs = {});
   // The run with this id on this channel, nullopt when there is none.
   std::optional<auth_run> find_auth(std::string_view channel_id, std::string_view auth_session_id);
   void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
@@ -106,6 +120,9 @@ class channel_table {
 
   // Channels of plugin_id that have a live route (for pushes).
   std::vector<channel> routed(std::string_view plugin_id) const;
+  // Marks every signed-in channel of the plugin as verifying (its plugin restarted) and returns them; a channel
+  // whose credential was refused stays as it is until it signs in again.
+  std::vector<channel> begin_verifying(std::string_view plugin_id);
   std::size_t size() const { return channels_.size(); }
   // How many channels of plugin_id have a route, and how many are signed in (for /health).
   std::pair<std::size_t, std::size_t> counts(std::string_view plugin_id) const;

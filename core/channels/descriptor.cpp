@@ -51,14 +51,27 @@ std::string tool_profile(const plugin_manifest& m, std::string_view tool_id) {
   return "";
 }
 
+// How far a connected status is from working, for combining two of them.
+int badness(std::string_view status) {
+  if (status == "degraded") return 1;
+  if (status == "offline") return 2;
+  if (status == "error") return 3;
+  if (status == "expired" || status == "revoked") return 4;
+  return 0;
+}
+
 }  // namespace
 
 std::string_view tool_status(const descriptor_input& in, std::string_view tool_id) {
-  if (!in.chan.authenticated) return "unavailable";
+  if (!in.chan.authenticated || in.chan.verifying) return "unavailable";
   auto profile = tool_profile(in.manifest, tool_id);
   if (!profile.empty() && std::find(in.profiles.begin(), in.profiles.end(), profile) == in.profiles.end())
     return "not_supported";
   if (auto* own = binding_tool(in.chan.binding, tool_id)) return own->at("status").as_string();
+  // Tools follow a binding the plugin reported lost or down, unless it said otherwise per tool.
+  const auto& lost = in.chan.target_status;
+  if (lost == "expired" || lost == "revoked") return "requires_reauth";
+  if (lost == "offline" || lost == "error") return "unavailable";
   return "available";
 }
 
@@ -66,8 +79,15 @@ json::object build_descriptor(const descriptor_input& in) {
   const auto& m = in.manifest;
   const auto& target = first_target(m);
   std::string status = "created";
-  if (in.chan.authenticated) {
-    status = in.health == health_state::down ? "offline" : in.health == health_state::degraded ? "degraded" : "connected";
+  if (in.chan.authenticated && in.chan.verifying) {
+    status = "authenticating";  // restored, and its plugin has not confirmed the binding yet
+  } else if (in.chan.authenticated) {
+    // The worse of the plugin's health and its word on this channel (adapters' shared rules).
+    std::string from_health = in.health == health_state::down       ? "offline"
+                              : in.health == health_state::degraded ? "degraded"
+                                                                    : "connected";
+    const auto& reported = in.chan.target_status;
+    status = !reported.empty() && badness(reported) > badness(from_health) ? reported : from_health;
   } else if (in.auth_running) {
     status = "authenticating";
   }
@@ -89,7 +109,7 @@ json::object build_descriptor(const descriptor_input& in) {
     if (in.chan.authenticated && st != "not_supported") {
       auto* own = binding_tool(in.chan.binding, id);
       auto* p = own ? own->if_contains("target_permission_state") : nullptr;
-      permission = p ? std::string(p->as_string()) : "granted";
+      permission = p ? std::string(p->as_string()) : in.chan.binding_lost() ? "requires_reauth" : "granted";
     }
     tools.emplace_back(json::object{{"tool_id", id}, {"status", st}, {"target_permission_state", permission}});
   }

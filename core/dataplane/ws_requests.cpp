@@ -139,7 +139,7 @@ void ws_session::on_auth_start(const packet_view& p, const channel& c, const jso
   std::vector<std::string> secrets;
   if (auto why = check_auth_input(*flow, input, secrets); !why.empty()) return refuse("invalid_input", why);
 
-  auto run_id = ctx_.channels.begin_auth(c.id, *flow_id);
+  auto run_id = ctx_.channels.begin_auth(c.id, *flow_id, secret_inputs_json(*flow, input));
   (*ack.payload)["auth_session_id"] = run_id;
   std::string input_json = input ? json::serialize(*input) : "{}";
   connector_->auth_start(
@@ -190,9 +190,10 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   }
   if (answer->status != "authenticated") return deliver_answer(encode_packet(ack));
 
+  auto run = ctx_.channels.find_auth(channel_id, run_id);
   ctx_.channels.end_auth(run_id, auth_run_state::authenticated);
   ctx_.channels.authenticate(
-      channel_id, std::move(*answer->binding),
+      channel_id, std::move(*answer->binding), run ? run->secret_inputs : std::string(),
       [self = shared_from_this(), ack = std::move(ack), channel_id](std::optional<channel> c, std::error_code ec) mutable {
         if (!self->deliver_with_descriptor(std::move(ack), c, ec)) return;
         // The ack answers this request; the push tells every view of the channel (spec §8.17).
@@ -342,6 +343,8 @@ void ws_session::on_tool_invoke(const packet_view& p, const channel& c, const js
   if (tool == tools.end()) return send_error(&p, "tool_not_found", "the card declares no tool with that id");
   if (!c.authenticated)
     return send_error(&p, "connection_not_authenticated", "the channel must authenticate before tools run");
+  if (c.binding_lost())
+    return send_error(&p, "connection_not_authenticated", "the target refused the channel's credential: sign in again");
   if (ctx_.channels.tool_status(*connector_, c, profiles_, *tool_id) != "available")
     return send_error(&p, "connector_channel_unavailable", "the tool is not available on this channel");
 

@@ -125,7 +125,7 @@ inbound_service::channel_state& inbound_service::state_for(const std::string& ch
 }
 
 void inbound_service::emit(const connector& from, std::string channel_id, std::string message_json,
-                           std::function<void(emit_outcome)> done) {
+                           std::function<void(emit_outcome)> done, const stage_fn& also_commit) {
   auto refuse = [&](std::string code, std::string why) {
     {
       std::lock_guard lock(mutex_);
@@ -153,13 +153,25 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   auto& count = counters_[from.id()];
   if (!m.msg_id.empty() && st.inbox.seen(m.msg_id, t)) {
     ++count.duplicates;
-    return done({true, "", true, "", ""});
+    if (!also_commit) return done({true, "", true, "", ""});
+    write_batch state;
+    if (auto refused = also_commit(state)) return done(std::move(*refused));
+    return db_.write(std::move(state), [done = std::move(done)](std::error_code ec) {
+      if (ec) return done({false, "", false, "store_failed", "the host could not store the write"});
+      done({true, "", true, "", ""});
+    });
+  }
+  write_batch batch;
+  if (also_commit) {
+    if (auto refused = also_commit(batch)) {
+      ++count.refused;
+      return done(std::move(*refused));
+    }
   }
   m.seq = st.inbox.next_seq();
   m.message_id = unique_id("msg_");
   m.accepted_at = t;
   m.expires_at = t + cfg_.delivery.expiry_s * 1000LL;
-  write_batch batch;
   batch.put(std::string(messages_db), message_key(channel_id, m.seq), m.to_record());
   if (!m.msg_id.empty()) {
     st.inbox.remember(m.msg_id, m.expires_at);

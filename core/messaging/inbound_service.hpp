@@ -67,9 +67,14 @@ class inbound_service {
   void start();  // the periodic tick
   void stop();
 
-  // One plugin emit (any thread); done runs once, on the store's writer thread or right here.
+  // Adds writes of the plugin's own (a target cursor) to an emit's batch, or says why they are refused.
+  using stage_fn = std::function<std::optional<emit_outcome>(write_batch& batch)>;
+
+  // One plugin emit (any thread); done runs once, on the store's writer thread or right here. also_commit, when
+  // set, adds its writes to the same commit: after the message (or alone, for a duplicate msg_id); a refusal
+  // refuses the emit.
   void emit(const connector& from, std::string channel_id, std::string message_json,
-            std::function<void(emit_outcome)> done);
+            std::function<void(emit_outcome)> done, const stage_fn& also_commit = {});
   // xAgent's chat.message.ack for an inbound message (any thread).
   void ack(std::string_view channel_id, std::string_view message_id, ack_status status, bool retryable,
            std::string_view code);

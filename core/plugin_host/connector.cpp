@@ -64,6 +64,7 @@ struct absent_answer {
   std::string_view json;
 };
 constexpr absent_answer nothing_to_do{XCONN_STATUS_OK, "{}"};
+constexpr absent_answer shown_connected{XCONN_STATUS_OK, R"({"status":"connected"})"};
 constexpr absent_answer cannot_send{
     XCONN_STATUS_ERROR, R"({"code":"not_supported","message":"this plugin cannot send messages","retryable":false})"};
 constexpr absent_answer no_http{
@@ -117,6 +118,18 @@ void connector::auth_cancel(std::string channel_id, std::string flow_id, std::st
   call_async("auth",
              call_hook(&xconn_plugin_api::xconn_plugin_on_auth_cancel, nothing_to_do, std::move(channel_id),
                        std::move(flow_id), std::move(run_id)),
+             on, timeout, std::move(done));
+}
+
+bool connector::restores_channels() const {
+  return current()->library().api->xconn_plugin_on_channel_restore != nullptr;
+}
+
+void connector::channel_restore(std::string channel_id, std::string binding_json, std::string credentials_json,
+                                const strand& on, ms timeout, done_fn done) {
+  call_async("restore",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_channel_restore, shown_connected, std::move(channel_id),
+                       std::move(binding_json), std::move(credentials_json)),
              on, timeout, std::move(done));
 }
 

@@ -70,6 +70,10 @@ class connector : public std::enable_shared_from_this<connector> {
   void http(std::string method, std::string path, std::string query, std::string body, const strand& on, ms timeout,
             done_fn done);
   void consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done);
+  // Whether the serving build verifies restored channels (plugin.h on_channel_restore).
+  bool restores_channels() const;
+  void channel_restore(std::string channel_id, std::string binding_json, std::string credentials_json,
+                       const strand& on, ms timeout, done_fn done);
   // consumer_stop for each consumer that lost its last channel reference; failures are logged.
   void stop_consumers(const std::vector<std::string>& keys, ms timeout);
   strand make_strand() { return boost::asio::make_strand(pool_); }

@@ -122,6 +122,11 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_file_write = &plugin_generation::on_host_file_write;
   host_api_.xconn_host_file_end = &plugin_generation::on_host_file_end;
   host_api_.xconn_host_file_read = &plugin_generation::on_host_file_read;
+  host_api_.xconn_host_kv_get = &plugin_generation::on_host_kv_get;
+  host_api_.xconn_host_kv_scan = &plugin_generation::on_host_kv_scan;
+  host_api_.xconn_host_kv_write = &plugin_generation::on_host_kv_write;
+  host_api_.xconn_host_emit_with = &plugin_generation::on_host_emit_with;
+  host_api_.xconn_host_channel_status = &plugin_generation::on_host_channel_status;
   health_.last_seen_at = unix_ms();
 }
 
@@ -180,13 +185,14 @@ void plugin_generation::dispatch_call(std::string what, plugin_fn fn, const stra
   state->timer = std::make_unique<boost::asio::steady_timer>(io_, timeout);
   state->on_done = [self = shared_from_this(), done = std::move(done), what](call_result r) {
     if (r.thrown) spdlog::error("[plugin {}] {} call threw: {}", self->id(), what, r.message);
+    if (!r.timed_out) self->answered_in_time();
     done(std::move(r));
     self->call_finished();
   };
   state->timer->async_wait([state, self = shared_from_this(), what](boost::system::error_code ec) {
     if (ec || state->done.exchange(true)) return;
     spdlog::warn("[plugin {}] {} call timed out", self->id(), what);
-    self->report_health(health_state::degraded, what + "_timeout");
+    self->degrade_for_timeout(what + "_timeout");
     call_result r;
     r.code = what + "_timeout";
     r.message = "the plugin did not answer in time";
@@ -233,10 +239,14 @@ void plugin_generation::on_host_complete(xconn_call* call, xconn_status status, 
 
 void plugin_generation::on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done,
                                      void* user) {
-  auto* self = static_cast<plugin_generation*>(ctx);
+  static_cast<plugin_generation*>(ctx)->emit(channel_id, message_json, {}, done, user);
+}
+
+void plugin_generation::emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state,
+                             xconn_emit_done done, void* user) {
   // The plugin's callback is plugin code: it runs on the plugin pool, never on the store's writer or an I/O
   // thread, and the generation (so the library) stays loaded until it has run.
-  auto answer = [self = self->shared_from_this(), done, user](emit_outcome o) {
+  auto answer = [self = shared_from_this(), done, user](emit_outcome o) {
     boost::asio::post(self->pool_, [self, done, user, o = std::move(o)] {
       xconn_emit_result r{sizeof(xconn_emit_result),
                           o.ok ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
@@ -248,10 +258,21 @@ void plugin_generation::on_host_emit(void* ctx, xconn_str channel_id, xconn_str 
     });
   };
   // Any generation's emits count, the retiring one's too: a message it read before its stop is not lost.
+  auto from = owner();
+  if (!hooks_.emit || !from) return answer({false, "", false, "emit_unavailable", "this host takes no messages"});
+  touch();
+  hooks_.emit(*from, str(channel_id), str(message_json), std::move(state), std::move(answer));
+}
+
+int plugin_generation::on_host_channel_status(void* ctx, xconn_str channel_id, xconn_str report_json) {
+  auto* self = static_cast<plugin_generation*>(ctx);
   auto owner = self->owner();
-  if (!self->hooks_.emit || !owner) return answer({false, "", false, "emit_unavailable", "this host takes no messages"});
+  if (!owner || !self->hooks_.channel_status || !channel_id.data || !report_json.data) return -1;
   self->touch();
-  self->hooks_.emit(*owner, str(channel_id), str(message_json), std::move(answer));
+  auto why = self->hooks_.channel_status(*owner, str(channel_id), str(report_json));
+  if (why.empty()) return 0;
+  spdlog::warn("[plugin {}] channel status report refused: {}", self->id(), why);
+  return -1;
 }
 
 int plugin_generation::on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key) {
@@ -328,7 +349,29 @@ void plugin_generation::on_host_report_health(void* ctx, xconn_health health, xc
   health_state h = health == XCONN_HEALTH_HEALTHY    ? health_state::healthy
                    : health == XCONN_HEALTH_DEGRADED ? health_state::degraded
                                                      : health_state::down;
+  {
+    std::lock_guard lock(self->health_mutex_);
+    self->degraded_by_timeout_ = false;  // the plugin's own word replaces the host's verdict
+  }
   self->report_health(h, str(code));
+}
+
+void plugin_generation::degrade_for_timeout(std::string code) {
+  {
+    std::lock_guard lock(health_mutex_);
+    if (health_.health == health_state::down) return;  // the plugin's worse word stands
+    if (health_.health == health_state::healthy) degraded_by_timeout_ = true;
+  }
+  report_health(health_state::degraded, std::move(code));
+}
+
+void plugin_generation::answered_in_time() {
+  {
+    std::lock_guard lock(health_mutex_);
+    if (!degraded_by_timeout_) return;
+    degraded_by_timeout_ = false;
+  }
+  report_health(health_state::healthy, "");
 }
 
 bool plugin_generation::report_health(health_state h, std::string last_error_code) {

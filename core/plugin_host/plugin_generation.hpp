@@ -8,6 +8,7 @@
 
 #include "core/base/config.hpp"
 #include "core/plugin_host/plugin_library.hpp"
+#include "core/store/plugin_kv.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace xconn {
 
@@ -58,13 +60,17 @@ struct health_snapshot {
 // Where a plugin's calls into the host go, the same for every plugin and generation (the registry owns it).
 // Each names the connector the call came from; none may call back into the plugin on the calling thread.
 struct plugin_host_hooks {
-  // Runs on the plugin's thread and answers done exactly once, on any thread.
-  std::function<void(connector& from, std::string channel_id, std::string message_json,
+  // Runs on the plugin's thread and answers done exactly once, on any thread. state: the plugin's own writes to
+  // commit with the message (xconn_host_emit_with), empty for a plain emit.
+  std::function<void(connector& from, std::string channel_id, std::string message_json, std::vector<kv_op> state,
                      std::function<void(emit_outcome)> done)>
       emit;
   std::function<int(connector& from, std::string channel_id, std::string consumer_key)> consumer_acquire;
   std::function<void(connector& from, std::string channel_id, std::string consumer_key)> consumer_release;
   plugin_files* files = nullptr;
+  plugin_kv* kv = nullptr;
+  // The plugin's report on one of its channels: "" when taken, else why not.
+  std::function<std::string(connector& from, std::string channel_id, std::string report_json)> channel_status;
   std::function<void(const std::string& plugin_id, health_state)> health_changed;
 };
 
@@ -126,6 +132,9 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   // Returns whether the state changed; the connector is told when this generation serves it.
   bool report_health(health_state h, std::string last_error_code);
   void touch();  // the plugin showed a sign of life
+  // A call ran past its limit: degraded (from healthy) until a call is answered in time or the plugin reports.
+  void degrade_for_timeout(std::string code);
+  void answered_in_time();
 
  private:
   static void on_host_log(void* ctx, xconn_log_level level, xconn_str text);
@@ -139,6 +148,14 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static void on_host_file_end(xconn_file_upload* upload, int keep, xconn_file_done done, void* user);
   static int64_t on_host_file_read(void* ctx, xconn_str channel_id, xconn_str file_ref, uint64_t offset, void* buffer,
                                    size_t capacity);
+  // The plugin's key-value store (host_kv_calls.cpp).
+  static int64_t on_host_kv_get(void* ctx, xconn_str key, void* buffer, size_t capacity);
+  static size_t on_host_kv_scan(void* ctx, xconn_str prefix, xconn_kv_visit visit, void* user);
+  static void on_host_kv_write(void* ctx, const xconn_kv_op* ops, size_t count, xconn_kv_done done, void* user);
+  static void on_host_emit_with(void* ctx, xconn_str channel_id, xconn_str message_json, const xconn_kv_op* ops,
+                                size_t count, xconn_emit_done done, void* user);
+  static int on_host_channel_status(void* ctx, xconn_str channel_id, xconn_str report_json);
+  void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);
 
@@ -158,6 +175,7 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   std::size_t in_flight_ = 0;
   mutable std::mutex health_mutex_;
   health_snapshot health_;
+  bool degraded_by_timeout_ = false;  // the host's own verdict, lifted by the next call answered in time
 };
 
 }  // namespace xconn

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 2u
+#define XCONN_PLUGIN_API_MINOR 3u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -98,6 +98,24 @@ typedef void (*xconn_file_done)(void* user, const xconn_file_result* result);
  * the plugin must call exactly once. */
 typedef struct xconn_file_upload xconn_file_upload;
 
+/* Since 1.3. One write to the plugin's key-value store: put key = value, or delete key (erase != 0; value
+ * ignored). An array of ops is read with a stride of ops[0].struct_size, so a newer header's larger op still
+ * reads. Keys are 1..512 bytes, values at most 65536 bytes, both any bytes. */
+typedef struct xconn_kv_op {
+  uint32_t struct_size;
+  int erase;
+  xconn_str key;
+  xconn_str value;
+} xconn_kv_op;
+
+/* Runs exactly once per write, from any thread, possibly before the write call returns. status OK: every op is
+ * durable. status ERROR: none is; code is invalid_argument, kv_quota_exceeded or store_failed, message says why.
+ * Strings are valid during the callback only. */
+typedef void (*xconn_kv_done)(void* user, xconn_status status, xconn_str code, xconn_str message);
+
+/* One key and its value, valid during the visit only. Return non-zero to go on, 0 to stop. */
+typedef int (*xconn_kv_visit)(void* user, xconn_str key, xconn_str value);
+
 typedef struct xconn_host_api {
   uint32_t struct_size;
   uint32_t api_major;
@@ -149,6 +167,34 @@ typedef struct xconn_host_api {
    * buffer. Returns the number of bytes read (0 at the end), or -1 when there is no such file on the channel. */
   int64_t (*xconn_host_file_read)(void* host_ctx, xconn_str connector_channel_id, xconn_str file_ref, uint64_t offset,
                                   void* buffer, size_t capacity);
+
+  /* Since 1.3. The plugin's own key-value store, durable in the host's LMDB and kept across restarts, hot reloads
+   * and new builds (docs/plugin-api.md "State"): a target cursor, a channel's target ids. Not for credentials.
+   * Each plugin sees only its own keys; the total of its keys and values is bounded by plugins.kv_quota_bytes.
+   * Reads see every write whose done reported OK. Any thread. Check struct_size before calling: an older host's
+   * table ends before these. */
+  /* Copies up to capacity bytes of key's value into buffer and returns the value's size (larger than capacity:
+   * call again with a buffer that size); -1 when the key is absent, -2 when the key is invalid. */
+  int64_t (*xconn_host_kv_get)(void* host_ctx, xconn_str key, void* buffer, size_t capacity);
+  /* Visits every key starting with prefix (empty: all), in byte order. Returns how many were visited. */
+  size_t (*xconn_host_kv_scan)(void* host_ctx, xconn_str prefix, xconn_kv_visit visit, void* user);
+  /* Commits count ops together (all or none) and then runs done. */
+  void (*xconn_host_kv_write)(void* host_ctx, const xconn_kv_op* ops, size_t count, xconn_kv_done done, void* user);
+  /* xconn_host_emit, with ops committed in the same transaction as the message: a target cursor advanced here
+   * moves exactly when the messages read before it are durable, so a crash can neither lose nor repeat one. The
+   * ops are committed with a duplicate (its msg_id already taken) too, and with nothing when the emit is refused;
+   * a refused op refuses the emit (code as for kv_write). */
+  void (*xconn_host_emit_with)(void* host_ctx, xconn_str connector_channel_id, xconn_str message_json,
+                               const xconn_kv_op* ops, size_t count, xconn_emit_done done, void* user);
+
+  /* Since 1.3. The state of one signed-in channel's binding, as the target shows it (spec §9): report_json is
+   *   {"status": "connected" | "degraded" | "offline" | "expired" | "revoked" | "error",
+   *    "tools": [{"tool_id", "status", "target_permission_state"}]}   (tools optional: as in a binding)
+   * The host keeps it (across restarts) and pushes the channel's descriptor: a token the target revoked shows
+   * `revoked` and its tools `requires_reauth`. "connected" clears a report; a new sign-in or a sign-out clears it
+   * too. Returns 0 when taken, -1 when refused (not a signed-in channel of this plugin, an invalid report: the
+   * host logs why). Any thread. */
+  int (*xconn_host_channel_status)(void* host_ctx, xconn_str connector_channel_id, xconn_str report_json);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {
@@ -249,6 +295,15 @@ typedef struct xconn_plugin_api {
   /* Since 1.1. The last channel holding consumer_key let go of it: stop that consumer. Completes with {}. */
   /* Optional. NULL: nothing to stop. */
   void (*xconn_plugin_on_consumer_stop)(void* instance, xconn_call* call, xconn_str consumer_key);
+
+  /* Since 1.3. After start (a process start or a hot reload), once for each signed-in channel of this plugin: its
+   * binding and its credentials (the secret inputs it signed in with, as a JSON object; {} when none). Verify them
+   * with the target and complete with a report as for xconn_host_channel_status ({"status": "connected" |
+   * "degraded" | "offline" | "expired" | "revoked" | "error", "tools": [...]}); until then the channel's descriptor
+   * says "authenticating" and its tools are unavailable. An error, or no answer within tools.timeout_s, reads as "error". */
+  /* Optional. NULL: signed-in channels are shown connected at once (the 1.2 behaviour). */
+  void (*xconn_plugin_on_channel_restore)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                          xconn_str binding_json, xconn_str credentials_json);
 } xconn_plugin_api;
 
 /* The size of a 1.0 plugin table (through xconn_plugin_on_invoke_tool): the smallest table a 1.x host accepts. */

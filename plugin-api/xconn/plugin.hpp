@@ -22,10 +22,13 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 // Build facts; xconn_add_plugin() in CMake stamps the real ones.
 #ifndef XCONN_PLUGIN_BUILD_VERSION
@@ -101,6 +104,44 @@ struct file_result {
   error failure;          // code and message (not ok)
 };
 
+// The answer to one key-value write.
+struct kv_result {
+  bool ok = false;
+  error failure;  // code (invalid_argument, kv_quota_exceeded, store_failed) and message (not ok)
+};
+
+// Puts and deletes for the plugin's key-value store, committed together. Owns its bytes.
+class kv_batch {
+ public:
+  kv_batch& put(std::string_view key, std::string_view value) {
+    ops_.push_back({false, std::string(key), std::string(value)});
+    return *this;
+  }
+  kv_batch& erase(std::string_view key) {
+    ops_.push_back({true, std::string(key), {}});
+    return *this;
+  }
+  bool empty() const { return ops_.empty(); }
+  // The C view, valid while the batch is.
+  std::vector<xconn_kv_op> c_ops() const {
+    std::vector<xconn_kv_op> out;
+    out.reserve(ops_.size());
+    for (const auto& op : ops_) out.push_back({sizeof(xconn_kv_op), op.erase ? 1 : 0, to_c(op.key), to_c(op.value)});
+    return out;
+  }
+
+ private:
+  struct op {
+    bool erase;
+    std::string key, value;
+  };
+  std::vector<op> ops_;
+};
+
+// Whether a host table reaches a function: an older host's table ends before the newer ones.
+#define XCONN_HOST_HAS(api, fn) \
+  ((api)->struct_size >= offsetof(xconn_host_api, fn) + sizeof((api)->fn) && (api)->fn != nullptr)
+
 // The host's services, as handed to the plugin. Cheap to copy; valid for the instance's lifetime.
 class host {
  public:
@@ -133,7 +174,9 @@ class host {
   }
 
   // Whether the host has the file store (ABI 1.2).
-  bool has_files() const { return api_->api_minor >= 2 && api_->struct_size >= sizeof(xconn_host_api); }
+  bool has_files() const { return XCONN_HOST_HAS(api_, xconn_host_file_read); }
+  // Whether the host keeps the plugin's key-value store (ABI 1.3).
+  bool has_kv() const { return XCONN_HOST_HAS(api_, xconn_host_emit_with); }
 
   // Stores bytes as a file of the channel, piece by piece (see plugin.h); done runs once with the file item. Emit
   // it afterwards as {"files":[{"file_ref": ...}]}. For a large attachment, call the C API's begin/write/end
@@ -151,6 +194,51 @@ class host {
     api_->xconn_host_file_end(upload, 1, &host::file_done, user);
   }
 
+  // The plugin's own durable key-value store (see plugin.h). get: nullopt when absent (or no store on this host).
+  std::optional<std::string> kv_get(std::string_view key) const {
+    if (!has_kv()) return std::nullopt;
+    std::string value(256, '\0');
+    for (;;) {
+      auto size = api_->xconn_host_kv_get(api_->host_ctx, to_c(key), value.data(), value.size());
+      if (size < 0) return std::nullopt;
+      bool fits = static_cast<std::size_t>(size) <= value.size();
+      value.resize(static_cast<std::size_t>(size));
+      if (fits) return value;
+    }
+  }
+  // Visits keys starting with prefix in byte order; visit returns false to stop.
+  void kv_scan(std::string_view prefix, std::function<bool(std::string_view key, std::string_view value)> visit) const {
+    if (!has_kv()) return;
+    api_->xconn_host_kv_scan(api_->host_ctx, to_c(prefix), &host::kv_visit, &visit);
+  }
+  // Puts and deletes committed together; done (optional) runs once, on any thread, after the commit.
+  void kv_write(const kv_batch& batch, std::function<void(kv_result)> done = {}) const {
+    if (!has_kv()) return done ? done({false, {"kv_unavailable", "this host keeps no plugin state", false}}) : void();
+    auto ops = batch.c_ops();
+    auto* user = new std::function<void(kv_result)>(std::move(done));
+    api_->xconn_host_kv_write(api_->host_ctx, ops.data(), ops.size(), &host::kv_done, user);
+  }
+  // emit, with batch committed in the same transaction as the message (a target cursor).
+  void emit_with(std::string_view connector_channel_id, std::string_view message_json, const kv_batch& batch,
+                 std::function<void(emit_result)> done) const {
+    if (!has_kv()) return done({false, {}, false, {"kv_unavailable", "this host keeps no plugin state", false}});
+    auto ops = batch.c_ops();
+    auto* user = new std::function<void(emit_result)>(std::move(done));
+    api_->xconn_host_emit_with(api_->host_ctx, to_c(connector_channel_id), to_c(message_json), ops.data(), ops.size(),
+                               &host::emit_done, user);
+  }
+
+  // The state of one signed-in channel's binding (see plugin.h): status "revoked", "expired", "degraded", ...;
+  // tools_json, when not empty, a JSON array as in a binding. Returns whether the host took it.
+  bool set_channel_status(std::string_view connector_channel_id, std::string_view status,
+                          std::string_view tools_json = {}) const {
+    if (!XCONN_HOST_HAS(api_, xconn_host_channel_status)) return false;
+    std::string report = "{\"status\":" + json_quote(status);
+    if (!tools_json.empty()) report.append(",\"tools\":").append(tools_json);
+    report += "}";
+    return api_->xconn_host_channel_status(api_->host_ctx, to_c(connector_channel_id), to_c(report)) == 0;
+  }
+
   // Reads up to size bytes of a file of the channel from offset; -1 when there is no such file there.
   std::int64_t read_file(std::string_view connector_channel_id, std::string_view file_ref, std::uint64_t offset,
                          char* out, std::size_t size) const {
@@ -159,6 +247,25 @@ class host {
   }
 
  private:
+  static int kv_visit(void* user, xconn_str key, xconn_str value) {
+    auto& visit = *static_cast<std::function<bool(std::string_view, std::string_view)>*>(user);
+    try {
+      return visit(from_c(key), from_c(value)) ? 1 : 0;
+    } catch (...) {
+      return 0;
+    }
+  }
+  static void kv_done(void* user, xconn_status status, xconn_str code, xconn_str message) {
+    auto* fn = static_cast<std::function<void(kv_result)>*>(user);
+    kv_result r;
+    r.ok = status == XCONN_STATUS_OK;
+    if (!r.ok) r.failure = {std::string(from_c(code)), std::string(from_c(message)), false};
+    try {
+      if (*fn) (*fn)(std::move(r));
+    } catch (...) {
+    }
+    delete fn;
+  }
   static void file_done(void* user, const xconn_file_result* c) {
     auto* fn = static_cast<std::function<void(file_result)>*>(user);
     file_result r;
@@ -304,7 +411,21 @@ class plugin {
     (void)consumer_key;
     done.ok();
   }
+  // A signed-in channel after start, with its binding and credentials: verify them with the target and answer a
+  // report, e.g. channel_report("connected"). Called only for a plugin class that declares
+  //   static constexpr bool verifies_restored_channels = true;
+  // (without it, its channels show connected at once, as before ABI 1.3).
+  virtual void channel_restore(std::string_view connector_channel_id, std::string_view binding_json,
+                               std::string_view credentials_json, completion done) {
+    (void)connector_channel_id;
+    (void)binding_json;
+    (void)credentials_json;
+    done.ok(R"({"status":"connected"})");
+  }
 };
+
+// The report of a channel's state (plugin.h xconn_host_channel_status, on_channel_restore).
+inline std::string channel_report(std::string_view status) { return "{\"status\":" + json_quote(status) + "}"; }
 
 namespace detail {
 
@@ -340,6 +461,14 @@ void forward(void* p, xconn_call* call, CArgs... args) {
   guarded(self->host, [&](xconn_call** rescue) {
     (self->object->*Method)(from_c_arg(args)..., completion(self->host, call, rescue));
   });
+}
+
+template <class Plugin>
+constexpr bool verifies_restored_channels() {
+  if constexpr (requires { Plugin::verifies_restored_channels; })
+    return Plugin::verifies_restored_channels;
+  else
+    return false;
 }
 
 template <class Plugin>
@@ -406,6 +535,8 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
       &forward<&plugin::activity>,
       &forward<&plugin::http>,
       &forward<&plugin::consumer_stop>,
+      verifies_restored_channels<Plugin>() ? &forward<&plugin::channel_restore, xconn_str, xconn_str, xconn_str>
+                                           : nullptr,
   };
   return &table;
 }

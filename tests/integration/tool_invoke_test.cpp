@@ -236,21 +236,6 @@ TEST_F(tool_invoke, a_side_effect_tool_is_idempotent_by_tool_call_id_and_idempot
   EXPECT_NE(text_of(send(second, "call_1"), "message_id"), id);
 }
 
-// The connection status of the descriptor pushes channel receives, read until one says want or the deadline
-// passes; the last one read ("" when none came).
-std::string last_pushed_status(dp_client& c, const std::string& channel, const std::string& want,
-                               std::chrono::milliseconds deadline) {
-  std::string pushed_status;
-  auto until = steady::now() + deadline;
-  while (pushed_status != want) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - steady::now());
-    auto push = left.count() > 0 ? c.next_push("connection.descriptor.push", channel, left) : std::nullopt;
-    if (!push) break;
-    pushed_status = text_of(descriptor_in(*push)["connection"].as_object(), "status");
-  }
-  return pushed_status;
-}
-
 TEST(tool_invoke_timeout, past_the_timeout_the_ack_is_tool_timeout_and_the_socket_stays_usable) {
   server_fixture server({"echo.so"}, [](config& cfg) { cfg.tools.timeout_s = 1; });
   server.start();
@@ -275,7 +260,6 @@ TEST(tool_invoke_timeout, past_the_timeout_the_ack_is_tool_timeout_and_the_socke
   auto pong = c->request("ping");
   ASSERT_TRUE(pong);
   EXPECT_EQ(pong->at("type"), "pong");
-  EXPECT_EQ(text_of(expect_result(c->invoke(channel, "echo_reverse", {{"text", "abc"}}), "echo_reverse"), "text"), "cba");
 
   // The plugin is degraded, with the code, in /health.
   http_reply health;
@@ -314,6 +298,12 @@ TEST(tool_invoke_timeout, past_the_timeout_the_ack_is_tool_timeout_and_the_socke
   ASSERT_TRUE(c->request("ping"));
   for (const auto& p : c->kept())
     EXPECT_FALSE(answers(p, sleep)) << "a second answer to the timed-out call: " << json::serialize(p);
+
+  // A call answered in time lifts the host's verdict: healthy again, and the descriptor is pushed as connected.
+  EXPECT_EQ(text_of(expect_result(c->invoke(channel, "echo_reverse", {{"text", "abc"}}), "echo_reverse"), "text"), "cba");
+  EXPECT_EQ(last_pushed_status(*c, channel, "connected", 5s), "connected");
+  auto recovered = http_get(server.port(), "/connectors/echo/health", server.key()).json().as_object();
+  EXPECT_EQ(recovered["status"], "ok") << recovered;
 }
 
 }  // namespace

@@ -177,9 +177,12 @@ TEST_F(connector_calls, a_late_answer_after_the_host_timeout_is_dropped) {
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.code, "tool_timeout");
   EXPECT_EQ(registry->find("echo")->health().health, health_state::degraded);
-  // The plugin's late completion arrives and is dropped; the connector keeps answering.
+  // The plugin's late completion arrives and is dropped; the connector keeps answering, and a call answered in
+  // time lifts the host's verdict.
   auto after = invoke("echo", "echo_reverse", R"({"text":"ok"})");
   EXPECT_TRUE(after.ok);
+  EXPECT_EQ(registry->find("echo")->health().health, health_state::healthy);
+  EXPECT_EQ(registry->find("echo")->health().last_error_code, "tool_timeout");  // what happened last stays readable
 }
 
 TEST_F(connector_calls, a_thrower_is_refused_at_start_and_a_thrown_tool_is_an_error) {

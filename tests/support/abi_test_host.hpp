@@ -101,7 +101,8 @@ class test_host {
   // wait_deadline: how long wait() gives a call by default.
   explicit test_host(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
-             &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read},
+             &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read,
+             nullptr, nullptr, nullptr, nullptr, nullptr},  // no 1.3 services: plugins must do without them
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }

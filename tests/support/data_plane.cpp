@@ -47,6 +47,19 @@ json::object descriptor_in(const json::object& packet) {
   return d && d->is_object() ? d->as_object() : json::object{};
 }
 
+std::string last_pushed_status(dp_client& c, const std::string& channel, const std::string& want,
+                               std::chrono::milliseconds deadline) {
+  std::string pushed_status;
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (pushed_status != want) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    auto push = left.count() > 0 ? c.next_push("connection.descriptor.push", channel, left) : std::nullopt;
+    if (!push) break;
+    pushed_status = descriptor_in(*push)["connection"].as_object()["status"].as_string();
+  }
+  return pushed_status;
+}
+
 bool is_random_id(const std::string& text, const std::string& prefix) {
   if (!text.starts_with(prefix) || text.size() != prefix.size() + 22) return false;
   return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(prefix.size()), text.end(), [](char c) {

@@ -89,6 +89,10 @@ std::string error_code(const boost::json::object& packet);
 boost::json::object payload_of(const boost::json::object& packet);
 // payload.connection_descriptor (an empty object when absent).
 boost::json::object descriptor_in(const boost::json::object& packet);
+// The connection status of the descriptor pushes channel receives, read until one says want or the deadline
+// passes; the last one read ("" when none came).
+std::string last_pushed_status(dp_client& c, const std::string& channel, const std::string& want,
+                               std::chrono::milliseconds deadline);
 // "cch_" + 22 base62, "auth_" + 22 base62, ...
 bool is_random_id(const std::string& text, const std::string& prefix);
 // The card's tool ids, in card order.

@@ -56,6 +56,31 @@ TEST_F(ChannelTable, RecordHoldsNoRouteNoClockAndNoBindingWhenSignedOut) {
   EXPECT_TRUE(back->binding.empty());
 }
 
+TEST_F(ChannelTable, TheReportedStatusIsKeptOnlyWhileSignedInAndOnlyForItsPlugin) {
+  auto id = open_new();
+  EXPECT_FALSE(table.set_target_status(id, "echo", "revoked", std::nullopt));  // not signed in
+  ASSERT_TRUE(table.authenticate(id, json::object{{"display_name", "Alice"}}));
+  EXPECT_FALSE(table.set_target_status(id, "other", "revoked", std::nullopt));
+  auto tools = json::array{json::object{{"tool_id", "t"}, {"status", "unavailable"}}};
+  auto c = table.set_target_status(id, "echo", "revoked", tools);
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->binding_lost());
+  EXPECT_EQ(c->binding.at("tools"), tools);
+  auto back = channel::from_record(id, json::serialize(c->to_record()));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->target_status, "revoked");
+  // A status a plugin may not give is not read back from a record.
+  auto forged = c->to_record();
+  forged["target_status"] = "created";
+  EXPECT_EQ(channel::from_record(id, json::serialize(forged))->target_status, "");
+  // A new sign-in, or a sign-out, clears it.
+  EXPECT_EQ(table.authenticate(id, json::object{{"display_name", "Alice"}})->target_status, "");
+  ASSERT_TRUE(table.set_target_status(id, "echo", "expired", std::nullopt));
+  auto out = table.logout(id);
+  EXPECT_EQ(out->target_status, "");
+  EXPECT_FALSE(out->to_record().contains("target_status"));
+}
+
 TEST(ChannelRecord, RefusesMalformedRecords) {
   const char* bad[] = {
       "",

@@ -83,6 +83,28 @@ TEST(BuildDescriptor, ConnectedDegradedOffline) {
   EXPECT_EQ(build(c, v2_only, health_state::healthy, true).at("connection").at("status"), "connected");
 }
 
+TEST(BuildDescriptor, TheWorseOfTheReportedStatusAndThePluginHealth) {
+  auto c = make_channel(true, {{"display_name", "Alice"}});
+  auto status = [&](std::string reported, health_state h) {
+    c.target_status = std::move(reported);
+    return build(c, v2_only, h).at("connection").at("status").as_string();
+  };
+  EXPECT_EQ(status("revoked", health_state::healthy), "revoked");
+  EXPECT_EQ(status("revoked", health_state::down), "revoked");
+  EXPECT_EQ(status("degraded", health_state::down), "offline");
+  EXPECT_EQ(status("connected", health_state::degraded), "degraded");
+  EXPECT_EQ(status("error", health_state::degraded), "error");
+  EXPECT_EQ(status("", health_state::healthy), "connected");
+  // A lost credential makes every tool ask for a new sign-in; an offline target makes them unavailable.
+  c.target_status = "expired";
+  auto d = build(c, v2_only);
+  EXPECT_EQ(tool_entry(d, "sample_status").at("status"), "requires_reauth");
+  EXPECT_EQ(tool_entry(d, "sample_status").at("target_permission_state"), "requires_reauth");
+  c.target_status = "offline";
+  EXPECT_EQ(tool_entry(build(c, v2_only), "sample_status").at("status"), "unavailable");
+  EXPECT_EQ(descriptor_violation(build(c, v2_only), sample(), c.id), "");
+}
+
 TEST(BuildDescriptor, DisplayNameAndAccountHintFromTheBinding) {
   auto d = build(make_channel(true, {{"display_name", "Alice (sample)"}, {"account_hint", "al***@x"}}), v2_only);
   EXPECT_EQ(d.at("target"), (json::object{{"provider", "sample"},
