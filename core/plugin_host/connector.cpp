@@ -161,12 +161,20 @@ void connector::activity(std::string channel_id, std::string status, std::string
              on, timeout, std::move(done));
 }
 
-void connector::http(std::string method, std::string path, std::string query, std::string body, const strand& on,
-                     ms timeout, done_fn done) {
-  call_async("http",
-             call_hook(&xconn_plugin_api::xconn_plugin_on_http, no_http, std::move(method), std::move(path),
-                       std::move(query), std::move(body)),
-             on, timeout, std::move(done));
+void connector::http(http_call request, const strand& on, ms timeout, done_fn done) {
+  auto older = call_hook(&xconn_plugin_api::xconn_plugin_on_http, no_http, request.method, request.path,
+                         request.query, request.body);
+  call_async(
+      "http",
+      [older = std::move(older), r = std::move(request)](const xconn_plugin_api& api, void* instance,
+                                                          xconn_call* call) {
+        if (!api.xconn_plugin_on_http_request) return older(api, instance, call);
+        const xconn_http_request c{sizeof(xconn_http_request), abi_arg(r.method),       abi_arg(r.path),
+                                   abi_arg(r.path_param),      abi_arg(r.query),        abi_arg(r.headers_json),
+                                   abi_arg(r.body)};
+        api.xconn_plugin_on_http_request(instance, call, &c);
+      },
+      on, timeout, std::move(done));
 }
 
 void connector::consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done) {

@@ -67,8 +67,11 @@ class connector : public std::enable_shared_from_this<connector> {
               done_fn done);
   void activity(std::string channel_id, std::string status, std::string tool_name, const strand& on, ms timeout,
                 done_fn done);
-  void http(std::string method, std::string path, std::string query, std::string body, const strand& on, ms timeout,
-            done_fn done);
+  // One request to a declared route: on_http_request when the plugin has it, else on_http (no headers then).
+  struct http_call {
+    std::string method, path, path_param, query, headers_json, body;
+  };
+  void http(http_call request, const strand& on, ms timeout, done_fn done);
   void consumer_stop(std::string consumer_key, const strand& on, ms timeout, done_fn done);
   // Whether the serving build verifies restored channels (plugin.h on_channel_restore).
   bool restores_channels() const;

@@ -40,7 +40,7 @@ const char* missing_feature_hook(const xconn_plugin_api& t, const plugin_manifes
   if (has_flows && (!t.xconn_plugin_on_auth_start || !t.xconn_plugin_on_auth_status || !t.xconn_plugin_on_auth_cancel ||
                     !t.xconn_plugin_on_auth_logout))
     return "the card declares auth_flows but the plugin table lacks an auth hook";
-  if (!m.http_routes.empty() && !t.xconn_plugin_on_http)
+  if (!m.http_routes.empty() && !t.xconn_plugin_on_http && !t.xconn_plugin_on_http_request)
     return "the manifest declares http_routes but the plugin table has no on_http";
   if (m.delivery.can_edit && !t.xconn_plugin_on_update)
     return "the manifest declares delivery.can_edit but the plugin table has no on_update";

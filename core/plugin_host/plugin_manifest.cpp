@@ -170,7 +170,7 @@ std::string read_delivery(const json::object& doc, plugin_manifest& m) {
 // http_routes: the routes the plugin serves under its base path, none of the host's. "" when valid.
 std::string read_http_routes(const json::object& doc, plugin_manifest& m) {
   if (auto* v = doc.if_contains("http_routes")) {
-    static const std::regex route_path("^(/[a-z0-9_-]{1,64}){1,8}$");
+    static const std::regex route_path(R"(^(/[a-z0-9_-]{1,64}){1,8}(/\{[a-z_]{1,32}\})?$)");
     if (!v->is_array() || v->as_array().size() > 32) return "http_routes: at most 32 routes";
     for (const auto& r : v->as_array()) {
       auto at = "http_routes[" + std::to_string(m.http_routes.size()) + "]";
@@ -187,7 +187,8 @@ std::string read_http_routes(const json::object& doc, plugin_manifest& m) {
           return at + "." + std::string(kv.key()) + ": path (string), method (string) or public (bool)";
         }
       }
-      if (!std::regex_match(route.path, route_path)) return at + ".path: /segments of a-z 0-9 _ -";
+      if (!std::regex_match(route.path, route_path))
+        return at + ".path: /segments of a-z 0-9 _ -, the last one may be a {param}";
       // The spec's own endpoints stay the host's.
       for (std::string_view reserved : {"/connector-card.json", "/skill.md", "/capability.json", "/health", "/ws",
                                         "/files", "/events", "/reload", "/metrics"})
@@ -195,7 +196,8 @@ std::string read_http_routes(const json::object& doc, plugin_manifest& m) {
           return at + ".path: " + std::string(reserved) + " belongs to the host";
       if (route.method != "GET" && route.method != "POST" && route.method != "PUT" && route.method != "DELETE")
         return at + ".method: GET, POST, PUT or DELETE";
-      if (m.find_route(route.method, route.path)) return at + ": declared twice";
+      for (const auto& earlier : m.http_routes)
+        if (earlier.method == route.method && earlier.path == route.path) return at + ": declared twice";
       m.http_routes.push_back(std::move(route));
     }
   }
@@ -263,15 +265,34 @@ boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_v
   return m;
 }
 
-const http_route* plugin_manifest::find_route(std::string_view method, std::string_view path) const {
+namespace {
+
+// Whether path fits a route ending in "/{param}"; the segment's value in *param.
+bool param_route_matches(std::string_view route, std::string_view path, std::string* param) {
+  if (!route.ends_with('}')) return false;
+  auto prefix = route.substr(0, route.rfind('/') + 1);  // "/in/"
+  if (!path.starts_with(prefix)) return false;
+  auto value = path.substr(prefix.size());
+  static const std::regex segment("^[A-Za-z0-9_.~-]{1,128}$");
+  if (!std::regex_match(value.begin(), value.end(), segment)) return false;
+  if (param) *param = value;
+  return true;
+}
+
+}  // namespace
+
+const http_route* plugin_manifest::find_route(std::string_view method, std::string_view path,
+                                              std::string* param) const {
   for (const auto& r : http_routes)
-    if (r.method == method && r.path == path) return &r;
+    if (r.method == method && r.path == path && !r.path.ends_with('}')) return &r;
+  for (const auto& r : http_routes)
+    if (r.method == method && param_route_matches(r.path, path, param)) return &r;
   return nullptr;
 }
 
 bool plugin_manifest::has_route_path(std::string_view path) const {
   for (const auto& r : http_routes)
-    if (r.path == path) return true;
+    if ((r.path == path && !r.path.ends_with('}')) || param_route_matches(r.path, path, nullptr)) return true;
   return false;
 }
 

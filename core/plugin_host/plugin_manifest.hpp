@@ -33,7 +33,7 @@ struct delivery_flags {
 
 // A route under the connector's base path for targets that call in (webhooks) or admin helpers.
 struct http_route {
-  std::string path;    // "/inject": starts with '/', then [a-z0-9_/-]
+  std::string path;    // "/inject": starts with '/', then [a-z0-9_/-]; the last segment may be a {param}
   std::string method;  // "GET", "POST", "PUT" or "DELETE"
   bool is_public = false;  // public: no API key; the plugin authenticates callers itself
 };
@@ -52,8 +52,9 @@ struct plugin_manifest {
   delivery_flags delivery;
   std::vector<http_route> http_routes;
 
-  // The declared route for method and path, or null.
-  const http_route* find_route(std::string_view method, std::string_view path) const;
+  // The declared route for method and path, or null; a route ending in "{param}" matches one segment of
+  // [A-Za-z0-9_.~-]{1,128} there (its value in *param). A route without a parameter is tried first.
+  const http_route* find_route(std::string_view method, std::string_view path, std::string* param = nullptr) const;
   bool has_route_path(std::string_view path) const;
 };
 

@@ -98,6 +98,19 @@ typedef void (*xconn_file_done)(void* user, const xconn_file_result* result);
  * the plugin must call exactly once. */
 typedef struct xconn_file_upload xconn_file_upload;
 
+/* Since 1.3. One request to a route the manifest declares, whole (a webhook checks a signature over the raw body
+ * and its headers). OWNERSHIP: the host's; valid during the call only. */
+typedef struct xconn_http_request {
+  uint32_t struct_size;
+  xconn_str method;
+  xconn_str path;          /* below the connector's base path: "/in/cch_abc" */
+  xconn_str path_param;    /* the value of the route's last segment when it is a {param}; empty otherwise */
+  xconn_str query;         /* the raw query string, without '?' */
+  xconn_str headers_json;  /* {"name": "value"}: lowercase names, repeated ones joined with ", "; a route that
+                              needs the API key does not get the authorization header */
+  xconn_str body;          /* the raw bytes */
+} xconn_http_request;
+
 /* Since 1.3. One write to the plugin's key-value store: put key = value, or delete key (erase != 0; value
  * ignored). An array of ops is read with a stride of ops[0].struct_size, so a newer header's larger op still
  * reads. Keys are 1..512 bytes, values at most 65536 bytes, both any bytes. */
@@ -304,6 +317,12 @@ typedef struct xconn_plugin_api {
   /* Optional. NULL: signed-in channels are shown connected at once (the 1.2 behaviour). */
   void (*xconn_plugin_on_channel_restore)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                           xconn_str binding_json, xconn_str credentials_json);
+
+  /* Since 1.3. A request to a declared route, with its headers, path parameter and raw body. Completes like on_http,
+   * plus "headers": {"name": "value"} to set (at most 16; not content-type, content-length, transfer-encoding,
+   * connection, server or date, which are the host's). */
+  /* Optional; used instead of on_http when set (a manifest with http_routes needs one of the two). */
+  void (*xconn_plugin_on_http_request)(void* instance, xconn_call* call, const xconn_http_request* request);
 } xconn_plugin_api;
 
 /* The size of a 1.0 plugin table (through xconn_plugin_on_invoke_tool): the smallest table a 1.x host accepts. */

@@ -295,10 +295,14 @@ class host {
   const xconn_host_api* api_;
 };
 
-// The answer to a plugin HTTP route: {"status","content_type","body"}.
-inline std::string http_answer(int status, std::string_view body, std::string_view content_type = "application/json") {
-  return "{\"status\":" + std::to_string(status) + ",\"content_type\":" + json_quote(content_type) +
-         ",\"body\":" + json_quote(body) + "}";
+// The answer to a plugin HTTP route: {"status","content_type","body"}, and "headers" when headers_json (a JSON
+// object's text) is not empty.
+inline std::string http_answer(int status, std::string_view body, std::string_view content_type = "application/json",
+                               std::string_view headers_json = {}) {
+  std::string out = "{\"status\":" + std::to_string(status) + ",\"content_type\":" + json_quote(content_type) +
+                    ",\"body\":" + json_quote(body);
+  if (!headers_json.empty()) out.append(",\"headers\":").append(headers_json);
+  return out + "}";
 }
 
 // Completes one host call exactly once. Move-only; may travel to another thread and complete later.
@@ -396,6 +400,14 @@ class plugin {
     (void)status;
     (void)tool_name;
     done.ok();
+  }
+  // A declared HTTP route, whole (ABI 1.3): its headers ({"name":"value"}, lowercase), the {param} segment's value
+  // and the raw body. By default it goes to http() below; answer with http_answer(...), which may carry headers.
+  struct http_request_view {
+    std::string_view method, path, path_param, query, headers_json, body;
+  };
+  virtual void http_request(const http_request_view& request, completion done) {
+    http(request.method, request.path, request.query, request.body, std::move(done));
   }
   // A declared HTTP route; answer with http_answer(...).
   virtual void http(std::string_view method, std::string_view path, std::string_view query, std::string_view body,
@@ -537,6 +549,15 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
       &forward<&plugin::consumer_stop>,
       verifies_restored_channels<Plugin>() ? &forward<&plugin::channel_restore, xconn_str, xconn_str, xconn_str>
                                            : nullptr,
+      // on_http_request
+      [](void* p, xconn_call* call, const xconn_http_request* r) {
+        auto* self = static_cast<instance*>(p);
+        guarded(self->host, [&](xconn_call** rescue) {
+          plugin::http_request_view view{from_c(r->method), from_c(r->path),         from_c(r->path_param),
+                                         from_c(r->query),  from_c(r->headers_json), from_c(r->body)};
+          self->object->http_request(view, completion(self->host, call, rescue));
+        });
+      },
   };
   return &table;
 }
