@@ -27,6 +27,7 @@ const ws_session::packet_handler* ws_session::handler_for(std::string_view type)
   using enum packet_needs;
   static constexpr packet_handler handlers[] = {
       {"ping", any_time, false, &ws_session::on_ping},
+      {"error", any_time, false, &ws_session::on_error},  // logged, never answered (spec §8.23): no error loops
       {"connector.hello", any_time, false, &ws_session::on_hello},
       {"channel.open", after_hello, false, &ws_session::on_channel_open},
       {"channel.close", on_channel, false, &ws_session::on_channel_close},

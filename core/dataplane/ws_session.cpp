@@ -132,6 +132,14 @@ void ws_session::on_ping(const packet_view& p, const channel&, const json::objec
   send(encode_packet(pong));
 }
 
+void ws_session::on_error(const packet_view& p, const channel&, const json::object&) {
+  // The code and what it answers; the peer's message text is its own and may quote anything.
+  spdlog::warn("[plugin {}] xAgent reported error {} (reply_to {}, channel {})", connector_->id(),
+               p.error_code.value_or(std::string_view("(none)")).substr(0, 64),
+               p.reply_to.value_or(std::string_view("-")).substr(0, 64),
+               p.connector_channel_id.value_or(std::string_view("-")).substr(0, 64));
+}
+
 void ws_session::on_hello(const packet_view& p, const channel&, const json::object&) {
   if (hello_done_) return send_error(&p, "invalid_packet", "connector.hello was already completed on this socket");
   hold_reading_ = true;  // reading resumes once the hello is answered

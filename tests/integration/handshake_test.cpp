@@ -178,6 +178,30 @@ TEST_F(handshake, only_ping_is_answered_before_hello) {
   ASSERT_TRUE(c->hello());
 }
 
+// An error from xAgent is logged, never answered (spec §8.23), before the hello and after it: the next frame the
+// client reads is the pong of its following ping.
+TEST_F(handshake, an_incoming_error_packet_is_not_answered) {
+  auto c = open();
+  auto error_packet = [] {
+    auto e = make_packet("error", {}, "cch_x");
+    e.erase("payload");
+    e["reply_to"] = "pkt_earlier";
+    e["error"] = json::object{{"code", "channel_not_open"}, {"message", "from xAgent"}};
+    return e;
+  };
+  for (bool after_hello : {false, true}) {
+    if (after_hello) {
+      ASSERT_TRUE(c->hello());
+    }
+    c->send_json(error_packet());
+    auto ping = make_packet("ping");
+    c->send_json(ping);
+    auto next = c->receive_json();
+    ASSERT_TRUE(next);
+    expect_answer(*next, ping, "pong");
+  }
+}
+
 TEST_F(handshake, after_hello_unknown_types_are_unsupported_and_a_second_hello_is_invalid) {
   auto c = open();
   ASSERT_TRUE(c->hello());
