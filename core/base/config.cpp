@@ -124,6 +124,11 @@ void read_server(const YAML::Node& node, int line, server_config& c) {
     {"heartbeat_s", int_field(c.heartbeat_s, 1, 3600)},
     {"max_frame_bytes", int_field(c.max_frame_bytes, 1024, 67108864)},
   });
+  // Download URLs name the host; a wildcard address names none a client could reach.
+  auto host = c.listen.substr(0, c.listen.rfind(':'));
+  if (c.public_base_url.empty() && (host == "0.0.0.0" || host == "[::]"))
+    fail("server.public_base_url", line,
+         "required when server.listen is a wildcard address (" + host + "): the URLs handed out must name this host");
 }
 
 void read_store(const YAML::Node& node, int line, store_config& c) {

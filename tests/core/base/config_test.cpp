@@ -159,7 +159,13 @@ TEST(Config, OutOfRange) {
 
 TEST(Config, Listen) {
   for (const char* good : {"127.0.0.1:8840", "0.0.0.0:0", "localhost:65535", "[::1]:8840", "[::]:0", "my-host.example:1"})
-    EXPECT_EQ(parse_ok(std::string("server:\n  listen: \"") + good + "\"\n").server.listen, good);
+    EXPECT_EQ(parse_ok(std::string("server:\n  listen: \"") + good +
+                       "\"\n  public_base_url: \"https://xconn.example\"\n")
+                  .server.listen,
+              good);
+  // A wildcard address needs the URL the host is reached at.
+  EXPECT_CONFIG_ERROR("server:\n  listen: \"0.0.0.0:8840\"\n", "server.public_base_url", 1);
+  EXPECT_CONFIG_ERROR("server:\n  listen: \"[::]:8840\"\n", "server.public_base_url", 1);
   for (const char* bad : {"127.0.0.1", "127.0.0.1:65536", ":80", "::1:80", "[::1]", "[zz]:80", "host:port", "a b:80",
                           "127.0.0.1:", "[::1]:123456", "host:-1", "http://x:80"})
     EXPECT_CONFIG_ERROR(std::string("server:\n  listen: \"") + bad + "\"\n", "server.listen", 2);
