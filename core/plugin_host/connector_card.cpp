@@ -1,5 +1,7 @@
 #include "core/plugin_host/connector_card.hpp"
 
+#include "core/plugin_host/plugin_manifest.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -119,9 +121,15 @@ check check_tools(json::object& card) {
       return at + ".profile: must be one of supports.profiles";
     for (auto k : {"title", "description"})
       if (tool.contains(k) && !tool.at(k).is_string()) return at + "." + k + ": must be a string";
-    if (tool.contains("related_skill_ids"))
+    if (tool.contains("related_skill_ids")) {
       if (auto r = string_array(tool.if_contains("related_skill_ids"), at + ".related_skill_ids", false, false); !r)
         return r;
+      // The connector serves one skill; a tool can point only at it (spec §4: the names match exactly).
+      auto* card_id = card.if_contains("connector_card_id");
+      auto skill = card_id && card_id->is_string() ? skill_name_for(card_id->as_string()) : std::string();
+      for (const auto& s : tool.at("related_skill_ids").as_array())
+        if (s.as_string() != skill) return at + ".related_skill_ids: must name this connector's skill, " + skill;
+    }
     if (tool.contains("output_schema") && !tool.at("output_schema").is_object())
       return at + ".output_schema: must be an object";
     auto* in = tool.if_contains("input_schema");

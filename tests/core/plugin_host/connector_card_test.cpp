@@ -168,6 +168,13 @@ TEST(BuildCard, SchemaCheckerCatchesABrokenCard) {
 
 // Identity ---------------------------------------------------------------------------------------------------
 
+TEST(BuildCard, RelatedSkillIdsNameThisConnectorsSkill) {
+  for (const char* other : {"connector-im-other", "im.sample", ""}) {
+    expect_refused([&](auto& c) { c["tools"].as_array()[0].as_object()["related_skill_ids"] = json::array{other}; },
+                   "tools[0].related_skill_ids");
+  }
+}
+
 TEST(BuildCard, RefusesUnknownTopLevelField) {
   expect_refused([](auto& c) { c["server_base_url"] = "http://x"; }, "server_base_url");
   expect_refused([](auto& c) { c["schema"] = "xagent.connector/v1"; }, "schema");
