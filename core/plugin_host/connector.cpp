@@ -10,9 +10,9 @@ namespace xconn {
 namespace {
 
 // A held call that cannot wait longer is answered as the plugin failing it, retryable (protocol.md §7).
-call_result not_run(const std::string& what, std::string_view why) {
+call_result not_run(const std::string& what, std::string_view why, std::string_view code) {
   call_result r;
-  r.code = what == "tool" ? "tool_invoke_failed" : what + "_failed";
+  r.code = !code.empty() ? std::string(code) : what == "tool" ? "tool_invoke_failed" : what + "_failed";
   r.message = std::string(why);
   r.retryable = true;
   return r;
@@ -38,7 +38,7 @@ void connector::call_async(std::string what, plugin_fn fn, const strand& on, std
   auto serving = current_.load();
   if (retired_ || !serving) {
     lock.unlock();
-    return fail_later(what, std::move(done), "the connector is not loaded");
+    return fail_later(what, std::move(done), "the connector is not loaded", "unknown_connector");
   }
   if (!paused_) {
     // Counted in flight under the lock, so a reload that pauses right after waits for this call; dispatched
@@ -192,9 +192,10 @@ void connector::stop_consumers(const std::vector<std::string>& keys, ms timeout)
   }
 }
 
-void connector::fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why) {
+void connector::fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why,
+                           std::string_view code) {
   // done runs on an I/O thread, never inside the caller's call.
-  boost::asio::post(io_, [done = std::move(done), r = not_run(what, why)]() mutable { done(std::move(r)); });
+  boost::asio::post(io_, [done = std::move(done), r = not_run(what, why, code)]() mutable { done(std::move(r)); });
 }
 
 std::shared_ptr<plugin_generation> connector::current() const { return current_.load(); }
@@ -240,7 +241,7 @@ void connector::on_pause_deadline() {
   }
   spdlog::warn("[plugin {}] reload still running after {} s: {} held calls fail as retryable", id_,
                max_pause_.count(), late.size());
-  for (auto& c : late) c.done(not_run(c.what, "the connector is being reloaded; retry"));
+  for (auto& c : late) c.done(not_run(c.what, "the connector is being reloaded; retry", {}));
 }
 
 void connector::resume(std::shared_ptr<plugin_generation> next, reload_record outcome) {
@@ -284,7 +285,7 @@ void connector::retire() {
     pause_timer_.reset();
     held.swap(held_);
   }
-  for (auto& c : held) fail_later(c.what, std::move(c.done), "the connector was removed");
+  for (auto& c : held) fail_later(c.what, std::move(c.done), "the connector was removed", "unknown_connector");
 }
 
 bool connector::paused() const {

@@ -122,7 +122,9 @@ class connector : public std::enable_shared_from_this<connector> {
   // One asynchronous call: fn hands the plugin its xconn_call. what names the call in logs and in the timeout
   // code ("tool" -> tool_timeout).
   void call_async(std::string what, plugin_fn fn, const strand& on, ms timeout, done_fn done);
-  void fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why);
+  // Answers done with a retryable failure, later and on an I/O thread; code defaults to "{what}_failed".
+  void fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why,
+                  std::string_view code = {});
   void on_pause_deadline();
 
   const std::string id_;

@@ -185,6 +185,24 @@ TEST_F(connector_calls, a_late_answer_after_the_host_timeout_is_dropped) {
   EXPECT_EQ(registry->find("echo")->health().last_error_code, "tool_timeout");  // what happened last stays readable
 }
 
+// A connector whose plugin was removed answers every later call unknown_connector (retryable: it may come back).
+TEST_F(connector_calls, a_call_to_a_removed_plugin_answers_unknown_connector) {
+  auto second = registry->find("second");
+  ASSERT_TRUE(second);
+  std::filesystem::remove(dir.path() / "plugins" / "second.so");
+  registry->rescan();
+  ASSERT_TRUE(wait_until([&] { return !registry->find("second"); }));
+  std::promise<call_result> done;
+  second->invoke_tool("cch_test", "second_ping", "{}", "{}", second->make_strand(), std::chrono::seconds(5),
+                      [&](call_result r) { done.set_value(std::move(r)); });
+  auto future = done.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto r = future.get();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.code, "unknown_connector");
+  EXPECT_TRUE(r.retryable);
+}
+
 TEST_F(connector_calls, a_thrower_is_refused_at_start_and_a_thrown_tool_is_an_error) {
   EXPECT_EQ(registry->find("thrower"), nullptr);
   ASSERT_EQ(registry->refused().size(), 1u);
