@@ -78,6 +78,18 @@ std::string chat_message_packet(const inbound_wire& wire, const inbound_message&
   return envelope(wire, "chat.message", std::move(payload));
 }
 
+// IM v1 §6's description of a message, for one that has no text of its own (files only): the model still reads
+// who sent what.
+std::string described(const inbound_wire& wire, const std::string& sender, const std::string& chat_type,
+                      const std::string& message_type, const inbound_message& m) {
+  std::string out = "User message from " + (wire.label.empty() ? wire.provider : wire.label) + ":\nSender: " + sender +
+                    "\nConversation type: " + chat_type + "\nMessage type: " + message_type + "\nUser text: none";
+  for (const auto& f : m.files)
+    if (auto* name = f.as_object().if_contains("filename"); name && name->is_string())
+      out += "\nFile: " + std::string(name->as_string());
+  return out;
+}
+
 std::string message_push_packet(const inbound_wire& wire, const inbound_message& m,
                                 const std::vector<const inbound_message*>& all_context) {
   auto context = fitting(all_context);
@@ -104,6 +116,15 @@ std::string message_push_packet(const inbound_wire& wire, const inbound_message&
     payload["files"] = file_items(wire, m);
     payload["message_type"] = m.files.front().as_object().at("type") == "image" ? "image" : "file";
   }
+  if (model_text(m).empty() && context.empty())
+    payload["text"] = described(wire, std::string(payload["display_name"].as_string()), chat_type,
+                                std::string(payload["message_type"].as_string()), m);
+  if (!wire.skill.empty()) {
+    json::array tool_ids;
+    for (const auto& t : wire.v1_tools) tool_ids.emplace_back(t);
+    payload["skill"] = json::object{{"name", wire.skill}, {"tool_ids", std::move(tool_ids)}};
+  }
+  if (!wire.reply_tool.empty()) payload["reply"] = json::object{{"required", m.trigger}, {"tool_id", wire.reply_tool}};
   return envelope(wire, "message.push", std::move(payload));
 }
 

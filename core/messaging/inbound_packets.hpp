@@ -19,6 +19,12 @@ struct inbound_wire {
   std::string provider;      // the card's target provider (message.push)
   bool context_in_text = true;  // delivery.context_in_text: quote the context ahead of the text too
   std::function<std::string(std::string_view file_ref)> download_url;  // signed now, for this delivery
+  // message.push (IM v1 §5): the source's label, the connector's skill, its IM v1 tools and the one that replies
+  // (the first with side effects; "" when none).
+  std::string label;
+  std::string skill;
+  std::vector<std::string> v1_tools;
+  std::string reply_tool;
 };
 
 std::string chat_message_packet(const inbound_wire& wire, const inbound_message& m,

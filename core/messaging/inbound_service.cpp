@@ -44,6 +44,29 @@ std::string provider_of(const connector& conn) {
   return conn.id();
 }
 
+// What a message.push says of the connector besides the message: label, skill, IM v1 tools, the reply tool.
+void describe_connector(const connector& conn, inbound_wire& wire) {
+  auto manifest = conn.manifest();
+  const auto& card = manifest->card;
+  if (auto* supports = card.if_contains("supports"); supports && supports->is_object())
+    if (auto* targets = supports->as_object().if_contains("targets"); targets && targets->is_array())
+      for (const auto& t : targets->as_array())
+        if (auto* l = t.as_object().if_contains("label"); l && l->is_string()) {
+          wire.label = l->as_string();
+          break;
+        }
+  wire.skill = skill_name_for(manifest->card_id);
+  if (auto* tools = card.if_contains("tools"); tools && tools->is_array())
+    for (const auto& t : tools->as_array()) {
+      const auto& tool = t.as_object();
+      if (auto* p = tool.if_contains("profile"); !p || *p != "xagent.im.v1") continue;
+      std::string id(tool.at("tool_id").as_string());
+      auto options = manifest->tools.find(id);
+      if (wire.reply_tool.empty() && options != manifest->tools.end() && options->second.side_effect) wire.reply_tool = id;
+      wire.v1_tools.push_back(std::move(id));
+    }
+}
+
 }  // namespace
 
 inbound_service::inbound_service(store& db, const config& cfg, channel_service& channels,
@@ -252,7 +275,11 @@ void inbound_service::pump(const std::string& channel_id) {
   retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
   if (!erased.ops.empty()) db_.write(std::move(erased));
   if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
-  inbound_wire wire{channel_id, provider_of(*conn), cfg_.delivery.context_in_text, {}};
+  inbound_wire wire;
+  wire.channel_id = channel_id;
+  wire.provider = provider_of(*conn);
+  wire.context_in_text = cfg_.delivery.context_in_text;
+  if (!v2) describe_connector(*conn, wire);  // what message.push adds (IM v1 §5)
   if (files_.download_url)
     wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
   auto& count = counters_[st.plugin_id];

@@ -120,6 +120,20 @@ TEST_F(Files, a_v1_socket_gets_message_push_with_the_same_files_and_a_message_ty
   m = v1->next_push("message.push", ch);
   ASSERT_TRUE(m);
   EXPECT_EQ(text_of(payload_of(*m), "message_type"), "text");
+  EXPECT_EQ(text_of(payload_of(*m), "text"), "no files");
+  EXPECT_EQ(payload_of(*m)["skill"], (json::object{{"name", "connector-im-echo"}, {"tool_ids", json::array{}}}));
+  EXPECT_FALSE(payload_of(*m).contains("reply"));  // echo has no IM v1 tool that replies
+
+  // Files and no text: the text still describes the message completely (IM v1 §5, §6).
+  ASSERT_EQ(inject(ch, {{"text", ""}, {"files", json::array{pdf_item}}}).status, 202);
+  m = v1->next_push("message.push", ch);
+  ASSERT_TRUE(m);
+  p = payload_of(*m);
+  EXPECT_EQ(text_of(p, "raw_text"), "");
+  EXPECT_EQ(text_of(p, "text"), "User message from Echo:\nSender: " + text_of(p, "display_name") +
+                                    "\nConversation type: " + text_of(p, "chat_type") +
+                                    "\nMessage type: file\nUser text: none\nFile: b.pdf")
+      << json::serialize(p);
 }
 
 TEST_F(Files, a_final_naming_an_upload_of_its_channel_is_accepted_and_sent_with_it) {
