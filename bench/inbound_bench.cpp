@@ -4,6 +4,7 @@
 #include "core/base/ids.hpp"
 #include "core/messaging/inbound_service.hpp"
 #include "core/messaging/inbox.hpp"
+#include "core/store/plugin_kv.hpp"
 #include "core/store/store.hpp"
 #include "bench_store.hpp"
 
@@ -140,15 +141,22 @@ void BM_inbound_in_memory(benchmark::State& state) {
 
 // The same, with the writes the service issues: each emit's put and each ack's erase queued without waiting, and
 // the store's writer group-committing whatever piled up. A round is sent once its emits are durable, as the
-// pump only sends durable messages; the erases of one round commit with the next round's puts.
+// pump only sends durable messages; the erases of one round commit with the next round's puts. With range(0) = 1
+// every emit also moves the plugin's cursor in the same commit (plugin.h xconn_host_emit_with), staged through
+// plugin_kv as the server stages it; range(0) = 0 is the plain emit, its baseline.
 void BM_inbound_with_store(benchmark::State& state) {
-  bench_store b({std::string(inbound_service::messages_db), std::string(inbound_service::ids_db)});
+  const bool with_cursor = state.range(0) == 1;
+  bench_store b({std::string(inbound_service::messages_db), std::string(inbound_service::ids_db),
+                 std::string(xconn::plugin_kv::database)});
+  xconn::plugin_kv kv(*b.store, 16ull << 20);
   channel_queue queue;
   std::mutex m;
   std::condition_variable cv;
   std::size_t durable = 0, failed = 0;
   for (auto _ : state) {
     queue.emit([&](write_batch batch, std::uint64_t seq) {
+      if (with_cursor && kv.stage("wechat", {{false, "cursor/" + channel_id, std::to_string(seq)}}, batch))
+        std::abort();
       b.store->write(std::move(batch), [&, seq](std::error_code ec) {
         if (!ec) queue.committed(seq);  // on the writer thread, like on_committed
         std::lock_guard lock(m);
@@ -211,7 +219,7 @@ BENCHMARK(BM_deque_push_pop)->MinTime(0.2);
 BENCHMARK(BM_record_encode)->MinTime(0.2);
 BENCHMARK(BM_inbound_in_memory)->Iterations(round_size * 4000);
 // Wall time is what fsync makes it; the CPU column counts the store's writer thread too (process CPU time).
-BENCHMARK(BM_inbound_with_store)->Iterations(round_size * 200)->Unit(benchmark::kMicrosecond)->UseRealTime()
-    ->MeasureProcessCPUTime();
+BENCHMARK(BM_inbound_with_store)->Arg(0)->Arg(1)->Iterations(round_size * 200)->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace
