@@ -82,12 +82,20 @@ std::size_t outbound_service::load() {
 }
 
 send_limits& outbound_service::limits_for(const connector& conn) {
+  // The number first: a reload between the two reads is seen (as a newer number) on the next call. The manifest
+  // is held here, as a reload may drop the generation it belongs to at any moment.
+  auto generation = conn.generation();
+  auto manifest = conn.manifest();
+  int max_length = manifest->chat ? manifest->chat->max_length : 0;  // a build without chat: no limits
+  int max_per_minute = manifest->chat ? manifest->chat->max_per_minute : 0;
   auto it = limits_.find(conn.id());
   if (it == limits_.end()) {
-    const auto& chat = conn.manifest()->chat;
-    it = limits_.try_emplace(conn.id(), chat ? chat->max_length : 0, chat ? chat->max_per_minute : 0).first;
+    it = limits_.try_emplace(conn.id(), plugin_limits{generation, send_limits(max_length, max_per_minute)}).first;
+  } else if (it->second.generation != generation) {
+    it->second.generation = generation;
+    it->second.limits.set_limits(max_length, max_per_minute);  // a reloaded build's chat
   }
-  return it->second;
+  return it->second.limits;
 }
 
 delta_buffer& outbound_service::deltas_for(const std::string& channel_id) {

@@ -113,7 +113,11 @@ class outbound_service {
   std::map<std::string, running, std::less<>> running_;
   std::map<std::string, delta_buffer, std::less<>> deltas_;  // by channel
   std::map<std::string, typing, std::less<>> typing_;        // by channel, while shown
-  std::map<std::string, send_limits, std::less<>> limits_;   // by plugin
+  struct plugin_limits {
+    std::uint64_t generation;  // the build whose chat they follow
+    send_limits limits;
+  };
+  std::map<std::string, plugin_limits, std::less<>> limits_;  // by plugin
   std::map<std::string, counters, std::less<>> counters_;    // by plugin
   long long next_sweep_ = 0;
   std::size_t pending_commits_ = 0;

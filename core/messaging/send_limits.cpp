@@ -7,6 +7,11 @@ namespace xconn {
 send_limits::send_limits(int max_length_code_points, int max_per_minute)
     : max_length_(std::max(max_length_code_points, 0)), max_per_minute_(std::max(max_per_minute, 0)) {}
 
+void send_limits::set_limits(int max_length_code_points, int max_per_minute) {
+  max_length_ = std::max(max_length_code_points, 0);
+  max_per_minute_ = std::max(max_per_minute, 0);
+}
+
 std::size_t send_limits::code_points(std::string_view utf8) {
   return static_cast<std::size_t>(
       std::count_if(utf8.begin(), utf8.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));

@@ -19,6 +19,8 @@ class send_limits {
 
   // 0 (or less) = no limit, for either.
   send_limits(int max_length_code_points, int max_per_minute);
+  // New limits (a reloaded build's chat); the sends already counted keep counting.
+  void set_limits(int max_length_code_points, int max_per_minute);
 
   // Lengths in seed 002's limits are Unicode code points: the bytes that are not UTF-8 continuation bytes
   // (10xxxxxx). Invalid UTF-8 is not rejected here; its non-continuation bytes count one each.

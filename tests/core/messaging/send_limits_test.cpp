@@ -65,6 +65,20 @@ TEST(SendLimits, ThirdSendInAMinuteIsRefused) {
   EXPECT_FALSE(limits.admit("c1", t0 + 10 + minute));
 }
 
+// A reloaded build's chat changes the limits; the sends already counted in the window still count.
+TEST(SendLimits, NewLimitsKeepTheSendsAlreadyCounted) {
+  send_limits limits{5, 3};
+  EXPECT_TRUE(limits.admit("c1", t0));
+  EXPECT_TRUE(limits.admit("c1", t0 + 1));
+  limits.set_limits(10, 2);
+  EXPECT_FALSE(limits.admit("c1", t0 + 2));
+  EXPECT_FALSE(limits.too_long("0123456789"));
+  EXPECT_TRUE(limits.too_long("0123456789a"));
+  limits.set_limits(0, 0);  // a build that dropped chat: no limits
+  EXPECT_TRUE(limits.admit("c1", t0 + 3));
+  EXPECT_FALSE(limits.too_long(std::string(100000, 'x')));
+}
+
 TEST(SendLimits, RefusedSendsAreNotRecorded) {
   send_limits limits{0, 1};
   EXPECT_TRUE(limits.admit("c1", t0));
