@@ -37,11 +37,9 @@ bool settable_header(std::string_view name, const json::value& value) {
     return false;
   for (unsigned char ch : value.as_string())
     if (ch < 0x20 && ch != '\t') return false;
-  std::string lower(name);
-  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   for (std::string_view host_owned : {"content-type", "content-length", "transfer-encoding", "connection", "server",
                                       "date", "keep-alive", "upgrade", "trailer", "te"})
-    if (lower == host_owned) return false;
+    if (boost::beast::iequals(name, host_owned)) return false;
   return true;
 }
 
