@@ -30,19 +30,13 @@ using steady = std::chrono::steady_clock;
 const std::string daemon_key = "xck_files_daemon_key_0123456789abcdef";
 
 std::string daemon_config(const std::string& files_section = "") {
-  return "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"
-         "  path: \"./var/xconn\"\n  map_size_bytes: 1073741824\nplugins:\n  dir: \"" +
-         plugin_dir().string() + "\"\n" + files_section;
+  return test_daemon_config(plugin_dir(), files_section, 1073741824);
 }
 
 // Starts xconnd in dir (with the default config when dir has none yet); port 0 when it did not come up.
 std::unique_ptr<daemon_process> start_daemon(const temp_dir& dir, unsigned short& port) {
   if (!std::filesystem::exists(dir.path() / "xconnd.yaml")) write_file(dir.path() / "xconnd.yaml", daemon_config());
-  auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
-                                            std::map<std::string, std::string>{{"XCONN_TEST_KEY", daemon_key}});
-  port = d->wait_listening();
-  EXPECT_NE(port, 0) << d->console();
-  return d;
+  return start_test_daemon(dir.path(), daemon_key, port);
 }
 
 std::map<std::string, std::string> daemon_auth(const std::string& channel = "") {

@@ -59,17 +59,8 @@ TEST(messaging_restart, unacknowledged_messages_survive_a_restart_with_their_ids
 TEST(messaging_kill9, queued_messages_survive_a_kill_9_and_drain_in_order) {
   const std::string key = "xck_messaging_key_0123456789abcdef";
   temp_dir dir;
-  write_file(dir.path() / "xconnd.yaml",
-             "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"
-             "  path: \"./var/xconn\"\n  map_size_bytes: 67108864\nplugins:\n  dir: \"" +
-                 plugin_dir().string() + "\"\n");
-  auto start = [&](unsigned short& port) {
-    auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
-                                              std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}});
-    port = d->wait_listening();
-    EXPECT_NE(port, 0) << d->console();
-    return d;
-  };
+  write_file(dir.path() / "xconnd.yaml", test_daemon_config(plugin_dir()));
+  auto start = [&](unsigned short& port) { return start_test_daemon(dir.path(), key, port); };
   std::map<std::string, std::string> auth{{"Authorization", "Bearer " + key}};
   unsigned short port = 0;
   auto d = start(port);

@@ -137,18 +137,9 @@ class persistence_daemon : public ::testing::Test {
   const std::string key = "xck_persistence_key_0123456789abcdef";
 
   void SetUp() override {
-    write_file(dir.path() / "xconnd.yaml",
-               "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"
-               "  path: \"./var/xconn\"\n  map_size_bytes: 67108864\nplugins:\n  dir: \"" +
-                   plugin_dir().string() + "\"\n");
+    write_file(dir.path() / "xconnd.yaml", test_daemon_config(plugin_dir()));
   }
-  std::unique_ptr<daemon_process> start(unsigned short& port) {
-    auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
-                                              std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}});
-    port = d->wait_listening();
-    EXPECT_NE(port, 0) << d->console();
-    return d;
-  }
+  std::unique_ptr<daemon_process> start(unsigned short& port) { return start_test_daemon(dir.path(), key, port); }
   void kill9(daemon_process& d) {
     d.signal(SIGKILL);
     EXPECT_EQ(d.wait_exit(), 128 + SIGKILL);

@@ -211,17 +211,8 @@ TEST(plugin_state, restored_channels_are_verified_with_their_sealed_credentials_
 TEST(plugin_state_kill9, a_kill_9_during_a_feed_neither_loses_nor_repeats_a_line) {
   const std::string key = "xck_ledger_key_0123456789abcdef";
   temp_dir dir;
-  write_file(dir.path() / "xconnd.yaml",
-             "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"
-             "  path: \"./var/xconn\"\n  map_size_bytes: 67108864\nplugins:\n  dir: \"" +
-                 fixture_plugin_dir().string() + "\"\n  allow: [ledger]\n");
-  auto start = [&](unsigned short& port) {
-    auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
-                                              std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}});
-    port = d->wait_listening();
-    EXPECT_NE(port, 0) << d->console();
-    return d;
-  };
+  write_file(dir.path() / "xconnd.yaml", test_daemon_config(fixture_plugin_dir(), "  allow: [ledger]\n"));
+  auto start = [&](unsigned short& port) { return start_test_daemon(dir.path(), key, port); };
   unsigned short port = 0;
   auto d = start(port);
   ASSERT_NE(port, 0);

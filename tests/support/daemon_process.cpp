@@ -2,6 +2,8 @@
 
 #include "support/test_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -74,5 +76,21 @@ int daemon_process::wait_exit(std::chrono::milliseconds deadline) {
 }
 
 void daemon_process::signal(int sig) { ::kill(pid_, sig); }
+
+std::string test_daemon_config(const std::filesystem::path& plugins_dir, const std::string& extra,
+                               std::uint64_t map_size_bytes) {
+  return "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"
+         "  path: \"./var/xconn\"\n  map_size_bytes: " +
+         std::to_string(map_size_bytes) + "\nplugins:\n  dir: \"" + plugins_dir.string() + "\"\n" + extra;
+}
+
+std::unique_ptr<daemon_process> start_test_daemon(const std::filesystem::path& folder, const std::string& key,
+                                                  unsigned short& port) {
+  auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, folder,
+                                            std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}});
+  port = d->wait_listening();
+  EXPECT_NE(port, 0) << d->console();
+  return d;
+}
 
 }  // namespace xconn::test

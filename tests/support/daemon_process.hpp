@@ -6,8 +6,10 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,5 +36,15 @@ class daemon_process {
   int status_ = -1;
   std::filesystem::path console_file_;
 };
+
+// The config the daemon tests write: 127.0.0.1 port 0, the API key from XCONN_TEST_KEY, the store in ./var/xconn,
+// plugins from plugins_dir; extra is appended after the plugins dir line (more plugins keys, or further sections).
+std::string test_daemon_config(const std::filesystem::path& plugins_dir, const std::string& extra = "",
+                               std::uint64_t map_size_bytes = 67108864);
+
+// Starts xconnd with folder/xconnd.yaml and XCONN_TEST_KEY=key; port is 0 (and the test failed, with the console)
+// when it did not come up.
+std::unique_ptr<daemon_process> start_test_daemon(const std::filesystem::path& folder, const std::string& key,
+                                                  unsigned short& port);
 
 }  // namespace xconn::test
