@@ -2,6 +2,7 @@
 
 #include "core/context/access.hpp"
 #include "core/control/control_plane.hpp"
+#include "core/control/event_routes.hpp"
 #include "core/control/plugin_routes.hpp"
 
 #include <boost/beast/websocket/rfc6455.hpp>
@@ -89,6 +90,13 @@ const std::array routes{
                  return at.rest == "/reload" && !at.plugin_id.empty();
                },
                answer_now<reload_page>},
+    route_entry{"GET {base}/events", whole, key, get,
+               [](server_context& ctx, const http_request_header&, const connector_path& at) {
+                 return at.rest == events_path && loaded(ctx, at);
+               },
+               [](server_context& ctx, const http_request& req, const connector_path& at, answer_fn answer) {
+                 serve_events(ctx, req, at, [answer = std::move(answer)](http_response res) { answer(std::move(res)); });
+               }},
     route_entry{"GET {base}/connector-card.json", whole, anyone, get, plugin_document<card_path>,
                answer_now<card_page>},
     route_entry{"GET {base}/skill.md", whole, anyone, get, plugin_document<skill_path>, answer_now<skill_page>},

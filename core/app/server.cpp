@@ -8,6 +8,7 @@
 #include "core/app/http_session.hpp"
 #include "core/channels/consumer_registry.hpp"
 #include "core/channels/deferred_logouts.hpp"
+#include "core/events/event_log.hpp"
 #include "core/files/download_links.hpp"
 #include "core/files/file_store.hpp"
 #include "core/files/plugin_files.hpp"
@@ -50,6 +51,7 @@ struct server::impl {
   std::unique_ptr<file_store> files;
   std::unique_ptr<plugin_files> plugin_file_access;
   std::unique_ptr<plugin_kv> plugin_state;
+  std::unique_ptr<event_log> events;
   std::optional<download_links> links;
   std::unique_ptr<server_context> ctx;
   std::shared_ptr<http_listener> listener;
@@ -72,6 +74,7 @@ struct server::impl {
   // this impl and looks its target up when called, so it may name a service built after the one that holds it.
   plugin_host_hooks plugin_hooks();
   connector_registry::events registry_events();
+  void record_loaded(connector& conn);
   channel_service::dropped_fn channels_dropped();
   file_lookup message_files();
 };
@@ -174,7 +177,14 @@ plugin_host_hooks server::impl::plugin_hooks() {
       from.stop_consumers(consumers->release_channel(from.id(), channel_id), std::chrono::seconds(cfg.tools.timeout_s));
     return why;
   };
-  hooks.health_changed = [this](const std::string& plugin_id, health_state) { channels->push_descriptors(plugin_id); };
+  hooks.health_changed = [this](const std::string& plugin_id, health_state h) {
+    std::string last_error;
+    if (auto conn = connectors->find(plugin_id)) last_error = conn->health().last_error_code;
+    boost::json::object payload{{"health", to_string(h)}};
+    if (!last_error.empty()) payload["last_error_code"] = last_error;
+    events->record(plugin_id, {"AdapterFault", "", "", "", std::move(payload)});
+    channels->push_descriptors(plugin_id);
+  };
   return hooks;
 }
 
@@ -184,6 +194,7 @@ connector_registry::events server::impl::registry_events() {
       // Its signed-in channels are verified by it before they show connected (when it has on_channel_restore).
       .added =
           [this](connector& conn) {
+            record_loaded(conn);
             owed_logouts->run(conn);
             channels->restore(conn);
           },
@@ -192,7 +203,10 @@ connector_registry::events server::impl::registry_events() {
       .reloaded =
           [this](const std::string& plugin_id) {
             channels->push_descriptors(plugin_id);
-            if (auto conn = connectors->find(plugin_id)) channels->restore(*conn);
+            if (auto conn = connectors->find(plugin_id)) {
+              record_loaded(*conn);
+              channels->restore(*conn);
+            }
           },
       // A removed plugin's sockets close once its calls are answered; its channels stay stored.
       .removed =
@@ -201,6 +215,15 @@ connector_registry::events server::impl::registry_events() {
               if (session->plugin_id() == plugin_id) session->shut_down();
           },
   };
+}
+
+// AdapterLoaded, on the reload thread (which may wait for the store: the seq reservation is written first).
+void server::impl::record_loaded(connector& conn) {
+  events->open(conn.id());
+  events->record(conn.id(), {"AdapterLoaded", "", "", "",
+                             boost::json::object{{"generation", conn.generation()},
+                                                 {"version", conn.manifest()->card_version},
+                                                 {"config_digest", conn.config_digest()}}});
 }
 
 channel_service::dropped_fn server::impl::channels_dropped() {
@@ -229,6 +252,10 @@ void server::impl::build_services() {
   pool = std::make_unique<asio::thread_pool>(cfg.plugins.threads);
   files = std::make_unique<file_store>(*db, cfg.files);
   plugin_state = std::make_unique<plugin_kv>(*db, cfg.plugins.kv_quota_bytes);
+  events = std::make_unique<event_log>(*db, [this](std::string_view plugin_id) {
+    auto conn = connectors->find(plugin_id);
+    return conn ? target_provider(*conn->manifest()) : std::string(plugin_id);
+  });
   plugin_file_access = std::make_unique<plugin_files>(
       *files, [this](std::string_view plugin_id, std::string_view channel_id) {
         auto where = channels->route_of(channel_id);
@@ -236,17 +263,17 @@ void server::impl::build_services() {
       });
   connectors = std::make_unique<connector_registry>(cfg, *io, *pool, plugin_hooks(), registry_events());
   ids = std::make_unique<connector_ids>(*db);
-  channels = std::make_unique<channel_service>(*db, cfg, *connectors, *io, *seal, channels_dropped());
-  inbound = std::make_unique<inbound_service>(*db, cfg, *channels, *connectors, *io, message_files(),
+  channels = std::make_unique<channel_service>(*db, cfg, *connectors, *io, *seal, *events, channels_dropped());
+  inbound = std::make_unique<inbound_service>(*db, cfg, *channels, *connectors, *io, *events, message_files(),
                                               [this] { outbound->tick(*connectors); });
   outbound = std::make_unique<outbound_service>(
-      *db, cfg, *channels, [this](std::string_view channel_id) { return inbound->last_delivered(channel_id); },
+      *db, cfg, *channels, *events, [this](std::string_view channel_id) { return inbound->last_delivered(channel_id); },
       message_files());
   consumers = std::make_unique<consumer_registry>(*db);
   owed_logouts = std::make_unique<deferred_logouts>(*db, cfg.tools.timeout_s);
   leases = std::make_unique<lease_service>(*db, cfg, *channels, *connectors, *consumers, *owed_logouts, *io);
   ctx.reset(new server_context{cfg, *keys, *db, *connectors, *ids, *channels, *inbound, *outbound, *leases,
-                               *consumers, *files, *links, {}, {}, {}, {}});
+                               *consumers, *files, *links, *events, *io, {}, {}, {}, {}});
 }
 
 std::string server::impl::listen(std::string& host) {
@@ -316,6 +343,7 @@ void server::stop() {
   s.running = false;
   spdlog::info("shutting down");
   s.ctx->stopping = true;
+  s.events->wake_all();  // long polls answer now
   s.listener->close();
   for (auto& session : s.ctx->sessions.snapshot()) session->shut_down();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);

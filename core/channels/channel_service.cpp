@@ -12,7 +12,7 @@ namespace xconn {
 namespace json = boost::json;
 
 channel_service::channel_service(store& db, const config& cfg, connector_registry& connectors,
-                                 boost::asio::io_context& io, const sealer& seal, dropped_fn on_dropped,
+                                 boost::asio::io_context& io, const sealer& seal, event_log& events, dropped_fn on_dropped,
                                  channel_table::now_fn now)
     : db_(db),
       cfg_(cfg),
@@ -21,6 +21,7 @@ channel_service::channel_service(store& db, const config& cfg, connector_registr
       table_(std::chrono::seconds(cfg.leases.unauthenticated_channel_s), std::move(now)),
       calls_(db, std::chrono::seconds(cfg.tools.idempotency_s)),
       credentials_(db, seal),
+      events_(events),
       dropped_(std::move(on_dropped)),
       // Often enough that a temporary channel lives at most a quarter longer than its lease.
       sweep_timer_(io.get_executor(),
@@ -33,6 +34,7 @@ std::size_t channel_service::load() {
   std::lock_guard lock(mutex_);
   db_.scan(database, "", [&](std::string_view key, std::string_view value) {
     if (auto c = channel::from_record(key, value)) {
+      shown_status_[c->id] = connection_status(*c, health_state::healthy, false);
       table_.restore(std::move(*c));
       ++n;
     } else {
@@ -52,7 +54,10 @@ void channel_service::sweep() {
   {
     std::lock_guard lock(mutex_);
     dropped = table_.expire();
-    for (const auto& id : dropped) strands_.erase(id);
+    for (const auto& id : dropped) {
+      strands_.erase(id);
+      shown_status_.erase(id);
+    }
   }
   if (!dropped.empty()) spdlog::debug("{} temporary channels expired", dropped.size());
   if (!dropped.empty() && dropped_) dropped_(dropped);
@@ -68,7 +73,7 @@ void channel_service::push_descriptors(const std::string& plugin_id) {
     routed = table_.routed(plugin_id);
   }
   for (const auto& c : routed)
-    if (c.authenticated) push_descriptor(*conn, c.id);
+    if (c.authenticated) push_descriptor(*conn, c.id, "plugin_health");
 }
 
 std::pair<channel, bool> channel_service::open(const connector& conn, std::string_view requested,
@@ -107,7 +112,13 @@ void channel_service::authenticate(std::string_view id, json::object binding, st
   if (!c) return done(std::nullopt, {});
   write_batch sealed;
   credentials_.stage(c->plugin_id, c->id, credentials, sealed);
-  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); }, std::move(sealed));
+  persist(
+      *c,
+      [this, c, done = std::move(done)](std::error_code ec) {
+        note_status(c->id, "signed_in");
+        done(c, ec);
+      },
+      std::move(sealed));
 }
 
 std::optional<std::string> channel_service::credentials(const connector& conn, const std::string& channel_id) const {
@@ -121,6 +132,7 @@ void channel_service::logout(std::string_view id, channel_done done) {
     c = table_.logout(id);
   }
   if (!c) return done(std::nullopt, {});
+  note_status(c->id, "signed_out");
   if (!c->persistent) return done(c, {});
   write_batch forget;
   channel_credentials::stage_erase(c->id, forget);
@@ -151,13 +163,14 @@ std::string channel_service::report_status(const connector& conn, std::string_vi
   }
   if (!c) return "no signed-in channel of this plugin has that id";
   spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, c->target_status);
+  events_.record(conn.id(), {"status", c->id, "", "", json::object{{"direction", "inbound"}, {"status", c->target_status}}});
   write_batch also;
   if (c->binding_lost()) channel_credentials::stage_erase(c->id, also);  // refused by the target: worthless now
   persist(
       *c,
       [this, plugin_id = conn.id(), channel_id = c->id](std::error_code ec) {
         if (ec) spdlog::error("[plugin {}] status of channel {} not recorded: {}", plugin_id, channel_id, ec.message());
-        if (auto owner = connectors_.find(plugin_id)) push_descriptor(*owner, channel_id);
+        if (auto owner = connectors_.find(plugin_id)) push_descriptor(*owner, channel_id, "plugin_report");
       },
       std::move(also));
   return {};
@@ -171,7 +184,7 @@ void channel_service::restore(connector& conn) {
     signed_in = table_.begin_verifying(conn.id());
   }
   for (const auto& c : signed_in) {
-    push_descriptor(conn, c.id);
+    push_descriptor(conn, c.id, "restoring");
     auto credentials = credentials_.get(conn.id(), c.id);
     conn.channel_restore(c.id, json::serialize(c.binding), credentials.value_or("{}"), strand_for(conn, c.id),
                          std::chrono::seconds(cfg_.tools.timeout_s),
@@ -190,8 +203,13 @@ void channel_service::restore(connector& conn) {
 
 std::string channel_service::begin_auth(std::string_view channel_id, std::string_view flow_id,
                                         std::string secret_inputs) {
-  std::lock_guard lock(mutex_);
-  return table_.begin_auth(channel_id, flow_id, std::move(secret_inputs));
+  std::string run_id;
+  {
+    std::lock_guard lock(mutex_);
+    run_id = table_.begin_auth(channel_id, flow_id, std::move(secret_inputs));
+  }
+  note_status(channel_id, "auth_started");
+  return run_id;
 }
 
 std::optional<auth_run> channel_service::find_auth(std::string_view channel_id, std::string_view auth_session_id) {
@@ -200,8 +218,13 @@ std::optional<auth_run> channel_service::find_auth(std::string_view channel_id, 
 }
 
 void channel_service::end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code) {
-  std::lock_guard lock(mutex_);
-  table_.end_auth(auth_session_id, state, std::move(failure_code));
+  std::string channel_id;
+  {
+    std::lock_guard lock(mutex_);
+    channel_id = table_.end_auth(auth_session_id, state, std::move(failure_code));
+  }
+  // An authenticated run is recorded when the sign-in is durable (authenticate).
+  if (!channel_id.empty() && state != auth_run_state::authenticated) note_status(channel_id, "auth_ended");
 }
 
 std::optional<json::object> channel_service::descriptor(const connector& conn, const channel& c,
@@ -225,7 +248,26 @@ std::string channel_service::tool_status(const connector& conn, const channel& c
   return std::string(xconn::tool_status({*conn.manifest(), c, profiles}, tool_id));
 }
 
-void channel_service::push_descriptor(const connector& conn, std::string_view channel_id) {
+void channel_service::note_status(std::string_view channel_id, std::string_view reason) {
+  std::string plugin_id, previous, now;
+  {
+    std::lock_guard lock(mutex_);
+    const auto* c = table_.find(channel_id);
+    if (!c) return;
+    plugin_id = c->plugin_id;
+    auto conn = connectors_.find(plugin_id);
+    now = connection_status(*c, conn ? conn->health().health : health_state::healthy, table_.auth_running(channel_id));
+    auto& shown = shown_status_[std::string(channel_id)];
+    if (shown == now) return;
+    previous = shown.empty() ? "created" : shown;
+    shown = now;
+  }
+  events_.record(plugin_id, {"ChannelStatusChanged", std::string(channel_id), "", "",
+                             json::object{{"status", now}, {"previous_status", previous}, {"reason", reason}}});
+}
+
+void channel_service::push_descriptor(const connector& conn, std::string_view channel_id, std::string_view reason) {
+  note_status(channel_id, reason);
   std::optional<channel> c;
   std::shared_ptr<channel_route> route;
   {
@@ -257,6 +299,7 @@ void channel_service::remove(const std::vector<std::string>& ids, std::function<
     for (const auto& id : ids) {
       table_.erase(id);
       strands_.erase(id);
+      shown_status_.erase(id);
       batch.erase(std::string(database), id);
       channel_credentials::stage_erase(id, batch);
     }

@@ -11,6 +11,7 @@
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/store/store.hpp"
 #include "core/channels/tool_calls.hpp"
+#include "core/events/event_log.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/json/object.hpp>
@@ -34,8 +35,10 @@ class channel_service {
   using dropped_fn = std::function<void(const std::vector<std::string>& channel_ids)>;
 
   // seal: the key channel credentials are sealed with.
+  // events: where every change of a channel's descriptor status is recorded (ChannelStatusChanged).
   channel_service(store& db, const config& cfg, connector_registry& connectors, boost::asio::io_context& io,
-                  const sealer& seal, dropped_fn on_dropped = {}, channel_table::now_fn now = channel_table::clock::now);
+                  const sealer& seal, event_log& events, dropped_fn on_dropped = {},
+                  channel_table::now_fn now = channel_table::clock::now);
 
   // Reads the persisted channels back; returns how many. Before any socket is served.
   std::size_t load();
@@ -73,7 +76,8 @@ class channel_service {
   std::optional<boost::json::object> descriptor(const connector& conn, const channel& c,
                                                 const std::vector<std::string>& profiles);
   // Sends connection.descriptor.push to the channel's route, if it has one.
-  void push_descriptor(const connector& conn, std::string_view channel_id);
+  // Records the status change, if any, for reason (ChannelStatusChanged) first.
+  void push_descriptor(const connector& conn, std::string_view channel_id, std::string_view reason = "descriptor");
   // The tool's status on the channel as the descriptor would show it.
   std::string tool_status(const connector& conn, const channel& c, const std::vector<std::string>& profiles,
                           std::string_view tool_id);
@@ -103,6 +107,8 @@ class channel_service {
   void sweep();
 
  private:
+  // Records ChannelStatusChanged when the channel's descriptor status is not the one last recorded.
+  void note_status(std::string_view channel_id, std::string_view reason);
   // Saves c's record, with also (its credentials' change) in the same commit.
   void persist(const channel& c, std::function<void(std::error_code)> done = {}, write_batch also = {});
 
@@ -115,6 +121,8 @@ class channel_service {
   std::map<std::string, connector::strand, std::less<>> strands_;
   tool_calls calls_;
   channel_credentials credentials_;
+  event_log& events_;
+  std::map<std::string, std::string, std::less<>> shown_status_;  // by channel: the status last recorded
   dropped_fn dropped_;
   periodic_timer sweep_timer_;
 };

@@ -217,12 +217,13 @@ std::optional<auth_run> channel_table::find_auth(std::string_view channel_id, st
   return it->second;
 }
 
-void channel_table::end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code) {
+std::string channel_table::end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code) {
   auto it = runs_.find(auth_session_id);
-  if (it == runs_.end()) return;
+  if (it == runs_.end()) return {};
   it->second.state = state;
   it->second.failure_code = std::move(failure_code);
   it->second.last_used = now_();
+  return it->second.channel_id;
 }
 
 bool channel_table::auth_running(std::string_view channel_id) const {

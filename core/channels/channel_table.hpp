@@ -108,7 +108,8 @@ class channel_table {
   std::string begin_auth(std::string_view channel_id, std::string_view flow_id, std::string secret_inputs = {});
   // The run with this id on this channel, nullopt when there is none.
   std::optional<auth_run> find_auth(std::string_view channel_id, std::string_view auth_session_id);
-  void end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
+  // Returns the run's channel ("" when there is no such run).
+  std::string end_auth(std::string_view auth_session_id, auth_run_state state, std::string failure_code = {});
   bool auth_running(std::string_view channel_id) const;
 
   // Forced deregistration: the channel and its auth runs are gone (a later open of the id makes a new one).

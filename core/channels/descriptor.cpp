@@ -75,22 +75,23 @@ std::string_view tool_status(const descriptor_input& in, std::string_view tool_i
   return "available";
 }
 
+std::string connection_status(const channel& c, health_state health, bool auth_running) {
+  if (c.authenticated && c.verifying) return "authenticating";  // restored, its plugin has not confirmed it yet
+  if (c.authenticated) {
+    // The worse of the plugin's health and its word on this channel (adapters' shared rules).
+    std::string from_health = health == health_state::down       ? "offline"
+                              : health == health_state::degraded ? "degraded"
+                                                                 : "connected";
+    const auto& reported = c.target_status;
+    return !reported.empty() && badness(reported) > badness(from_health) ? reported : from_health;
+  }
+  return auth_running ? "authenticating" : "created";
+}
+
 json::object build_descriptor(const descriptor_input& in) {
   const auto& m = in.manifest;
   const auto& target = first_target(m);
-  std::string status = "created";
-  if (in.chan.authenticated && in.chan.verifying) {
-    status = "authenticating";  // restored, and its plugin has not confirmed the binding yet
-  } else if (in.chan.authenticated) {
-    // The worse of the plugin's health and its word on this channel (adapters' shared rules).
-    std::string from_health = in.health == health_state::down       ? "offline"
-                              : in.health == health_state::degraded ? "degraded"
-                                                                    : "connected";
-    const auto& reported = in.chan.target_status;
-    status = !reported.empty() && badness(reported) > badness(from_health) ? reported : from_health;
-  } else if (in.auth_running) {
-    status = "authenticating";
-  }
+  std::string status = connection_status(in.chan, in.health, in.auth_running);
   json::array profiles;
   for (const auto& p : in.profiles) profiles.emplace_back(p);
   std::string label = string_or(target, "label", m.card_id);

@@ -25,6 +25,9 @@ struct descriptor_input {
 
 boost::json::object build_descriptor(const descriptor_input& in);
 
+// connection.status (spec §9) of a channel: its sign-in, its plugin's health and its plugin's report.
+std::string connection_status(const channel& c, health_state health, bool auth_running);
+
 // The spec's hard validation plus xconn's own (display-level target, tools from the card). "" when valid.
 std::string descriptor_violation(const boost::json::object& descriptor, const plugin_manifest& manifest,
                                  std::string_view channel_id);

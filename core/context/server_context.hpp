@@ -8,6 +8,8 @@
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/store/store.hpp"
 
+#include <boost/asio/io_context.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -21,6 +23,7 @@ class lease_service;
 class consumer_registry;
 class file_store;
 class download_links;
+class event_log;
 
 struct server_context {
   const config& cfg;
@@ -35,6 +38,8 @@ struct server_context {
   consumer_registry& consumers;
   file_store& files;
   const download_links& links;
+  event_log& events;
+  boost::asio::io_context& io;
   std::string public_base_url;  // no trailing slash
   socket_set sessions;
   std::atomic<bool> stopping{false};

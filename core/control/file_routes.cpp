@@ -19,30 +19,6 @@ constexpr std::string_view uploads_path = "/files/uploads";
 constexpr std::string_view refs_prefix = "/files/refs/";
 constexpr std::string_view channel_header = "X-XAgent-Connector-Channel-ID";
 
-// The value of one query parameter ("" when absent); values here are digits and hex, never percent-encoded.
-std::string_view query_param(std::string_view target, std::string_view name) {
-  auto q = target.find('?');
-  if (q == std::string_view::npos) return {};
-  auto query = target.substr(q + 1);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    auto eq = pair.find('=');
-    if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return {};
-}
-
-std::optional<std::uint64_t> to_u64(std::string_view s) {
-  std::uint64_t v = 0;
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // One byte range of a file of `size` bytes (RFC 9110 §14.1.2). nullopt: no usable Range (malformed, several
 // ranges): send it all. first > last: not satisfiable.
 struct byte_range {
@@ -57,16 +33,16 @@ std::optional<byte_range> parse_range(std::string_view header, std::uint64_t siz
   if (dash == std::string_view::npos) return std::nullopt;
   auto from = header.substr(0, dash), to = header.substr(dash + 1);
   if (from.empty()) {  // the last n bytes
-    auto n = to_u64(to);
+    auto n = parse_u64(to);
     if (!n) return std::nullopt;
     if (*n == 0 || size == 0) return byte_range{1, 0};
     return byte_range{size - std::min(*n, size), size - 1};
   }
-  auto first = to_u64(from);
+  auto first = parse_u64(from);
   if (!first) return std::nullopt;
   std::uint64_t last = size == 0 ? 0 : size - 1;
   if (!to.empty()) {
-    auto end = to_u64(to);
+    auto end = parse_u64(to);
     if (!end || *end < *first) return std::nullopt;
     last = std::min(*end, last);
   }
@@ -217,7 +193,7 @@ std::variant<http_response, upload_target> check_upload(server_context& ctx, con
     return error_response(req, http::status::bad_request, "invalid_multipart",
                           "send multipart/form-data with a boundary");
   if (auto length = req.find(http::field::content_length); length != req.end()) {
-    auto n = to_u64(length->value());
+    auto n = parse_u64(length->value());
     if (n && *n > ctx.cfg.files.max_bytes + upload_overhead_bytes)
       return error_response(req, http::status::payload_too_large, "payload_too_large",
                             "over files.max_bytes (" + std::to_string(ctx.cfg.files.max_bytes) + " bytes)");

@@ -34,16 +34,6 @@ bool has(const std::vector<std::string>& profiles, std::string_view p) {
   return std::find(profiles.begin(), profiles.end(), p) != profiles.end();
 }
 
-std::string provider_of(const connector& conn) {
-  auto manifest = conn.manifest();
-  const auto& card = manifest->card;
-  if (auto* supports = card.if_contains("supports"); supports && supports->is_object())
-    if (auto* targets = supports->as_object().if_contains("targets"); targets && targets->is_array())
-      for (const auto& t : targets->as_array())
-        if (auto* p = t.as_object().if_contains("provider"); p && p->is_string()) return std::string(p->as_string());
-  return conn.id();
-}
-
 // What a message.push says of the connector besides the message: label, skill, IM v1 tools, the reply tool.
 void describe_connector(const connector& conn, inbound_wire& wire) {
   auto manifest = conn.manifest();
@@ -70,13 +60,15 @@ void describe_connector(const connector& conn, inbound_wire& wire) {
 }  // namespace
 
 inbound_service::inbound_service(store& db, const config& cfg, channel_service& channels,
-                                 connector_registry& connectors, boost::asio::io_context& io, file_lookup files,
+                                 connector_registry& connectors, boost::asio::io_context& io, event_log& events,
+                                 file_lookup files,
                                  std::function<void()> also_on_tick, now_fn now)
     : db_(db),
       cfg_(cfg),
       channels_(channels),
       connectors_(connectors),
       io_(io),
+      events_(events),
       now_(now ? std::move(now) : now_fn(unix_ms)),
       files_(std::move(files)),
       policy_{cfg.delivery.ack_timeout_s * 1000LL, cfg.delivery.retry_max_s * 1000LL,
@@ -155,6 +147,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
       ++counters_[from.id()].refused;
     }
     spdlog::warn("[plugin {}] emit to {} refused: {} ({})", from.id(), channel_id, code, why);
+    events_.record(from.id(), {"error", "", "", "", json::object{{"direction", "inbound"}, {"code", code}}});
     done({false, "", false, std::move(code), std::move(why)});
   };
   auto parsed = parse_emit(message_json, *from.manifest());
@@ -171,6 +164,8 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
     f = std::move(*item);
   }
   long long t = now();
+  std::uint64_t bytes = m.text.size();
+  auto attached = attachments_of(m.files);
   std::lock_guard lock(mutex_);
   auto& st = state_for(channel_id, from.id());
   auto& count = counters_[from.id()];
@@ -208,8 +203,9 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   ++count.pending;
   retire(st, channel_id, evicted, inbox_exit::evicted, "capacity_exceeded", batch);
   // Queued under the lock, so commits (and deliveries) keep the order of the emits.
-  db_.write(std::move(batch), [this, channel_id, seq, msg_id, message_id, done = std::move(done)](
-                                  std::error_code ec) mutable {
+  db_.write(std::move(batch), [this, plugin_id = from.id(), channel_id, seq, msg_id, message_id, bytes,
+                                attached = std::move(attached), done = std::move(done)](std::error_code ec) mutable {
+    if (!ec) events_.record_message(plugin_id, "inbound", channel_id, message_id, message_id, bytes, attached);
     on_committed(channel_id, seq, msg_id, std::move(message_id), ec, done);
   });
 }
@@ -277,7 +273,7 @@ void inbound_service::pump(const std::string& channel_id) {
   if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
   inbound_wire wire;
   wire.channel_id = channel_id;
-  wire.provider = provider_of(*conn);
+  wire.provider = target_provider(*conn->manifest());
   wire.context_in_text = cfg_.delivery.context_in_text;
   if (!v2) describe_connector(*conn, wire);  // what message.push adds (IM v1 §5)
   if (files_.download_url)

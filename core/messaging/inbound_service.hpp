@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/channels/channel_service.hpp"
+#include "core/events/event_log.hpp"
 #include "core/base/config.hpp"
 #include "core/base/periodic_timer.hpp"
 #include "core/messaging/last_inbound.hpp"
@@ -55,7 +56,8 @@ class inbound_service {
   // files: how emitted file_refs are checked and described, and their download URLs signed. also_on_tick runs at
   // the end of every tick (the outbound side's timeouts share the timer).
   inbound_service(store& db, const config& cfg, channel_service& channels, connector_registry& connectors,
-                  boost::asio::io_context& io, file_lookup files = {}, std::function<void()> also_on_tick = {},
+                  boost::asio::io_context& io, event_log& events, file_lookup files = {},
+                  std::function<void()> also_on_tick = {},
                   now_fn now = {});
   ~inbound_service();
   inbound_service(const inbound_service&) = delete;
@@ -115,6 +117,7 @@ class inbound_service {
   channel_service& channels_;
   connector_registry& connectors_;
   boost::asio::io_context& io_;
+  event_log& events_;
   now_fn now_;
   file_lookup files_;
   inbox_policy policy_;

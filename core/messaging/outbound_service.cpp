@@ -44,11 +44,12 @@ std::string plugin_message(std::string_view text) {
 
 }  // namespace
 
-outbound_service::outbound_service(store& db, const config& cfg, channel_service& channels,
+outbound_service::outbound_service(store& db, const config& cfg, channel_service& channels, event_log& events,
                                    last_inbound_fn last_delivered, file_lookup files, now_fn now)
     : db_(db),
       cfg_(cfg),
       channels_(channels),
+      events_(events),
       last_delivered_(std::move(last_delivered)),
       now_(now ? std::move(now) : now_fn(unix_ms)),
       files_(std::move(files)) {}
@@ -182,7 +183,21 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
   std::string conversation = m.channel_id + "\n" + channel_key;
   long long t = now_();
   clear_typing(conn, m.channel_id);  // any final ends the activity, whatever becomes of it (IM v2 §8)
+  // The outbound message record, once the final is accepted or refused (a duplicate is not a new one).
+  auto attached = std::make_shared<std::vector<attachment_summary>>(attachments_of(m.files));
+  done = [this, plugin_id = conn.id(), channel_id = m.channel_id, bytes = m.text.size(), attached,
+          done = std::move(done)](json::object ack) {
+    auto status = ack.at("status").as_string();
+    if (status != "duplicate") {
+      auto* code = ack.if_contains("code");
+      std::string outcome = code && code->is_string() ? std::string(code->as_string()) : std::string(status);
+      events_.record_message(plugin_id, "outbound", channel_id, std::string(ack.at("message_id").as_string()), "",
+                             bytes, *attached, outcome);
+    }
+    done(std::move(ack));
+  };
   if (!claim_send(conn, m, key, hash, conversation, t, done)) return;
+  *attached = attachments_of(m.files);  // now described by the store
 
   json::object reply{{"idempotency_key", m.message_id}, {"text", m.text}, {"files", m.files},
                      {"channel_key", channel_key}};

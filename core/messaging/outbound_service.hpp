@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/channels/channel_service.hpp"
+#include "core/events/event_log.hpp"
 #include "core/base/config.hpp"
 #include "core/plugin_host/connector.hpp"
 #include "core/files/file_store.hpp"
@@ -53,7 +54,8 @@ class outbound_service {
 
   // last_delivered: where a channel's reply goes (the inbound side knows). files: how a final's file_refs are
   // checked and described for the plugin.
-  outbound_service(store& db, const config& cfg, channel_service& channels, last_inbound_fn last_delivered,
+  outbound_service(store& db, const config& cfg, channel_service& channels, event_log& events,
+                   last_inbound_fn last_delivered,
                    file_lookup files = {}, now_fn now = {});
   ~outbound_service();
   outbound_service(const outbound_service&) = delete;
@@ -105,6 +107,7 @@ class outbound_service {
   store& db_;
   const config& cfg_;
   channel_service& channels_;
+  event_log& events_;
   last_inbound_fn last_delivered_;
   now_fn now_;
   file_lookup files_;

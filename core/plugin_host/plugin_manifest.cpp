@@ -93,6 +93,14 @@ skill_result compose_skill(const plugin_manifest& m, std::string skill) {
 
 }  // namespace
 
+std::string target_provider(const plugin_manifest& m) {
+  if (auto* supports = m.card.if_contains("supports"); supports && supports->is_object())
+    if (auto* targets = supports->as_object().if_contains("targets"); targets && targets->is_array())
+      for (const auto& t : targets->as_array())
+        if (auto* p = t.as_object().if_contains("provider"); p && p->is_string()) return std::string(p->as_string());
+  return m.id;
+}
+
 bool valid_plugin_id(std::string_view id) {
   if (id.empty() || id.size() > 32) return false;
   for (char c : id)

@@ -60,6 +60,9 @@ struct plugin_manifest {
 
 bool valid_plugin_id(std::string_view id);
 
+// The provider of the card's first target (the AIOS "target"), else the plugin id.
+std::string target_provider(const plugin_manifest& m);
+
 // The skill name a card id maps to (spec §4.2): "connector-" + id with '.' and '_' as '-'.
 std::string skill_name_for(std::string_view card_id);
 

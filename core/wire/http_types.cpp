@@ -3,6 +3,8 @@
 #include <boost/beast/http/rfc7230.hpp>
 #include <boost/json.hpp>
 
+#include <charconv>
+
 namespace xconn {
 namespace http = boost::beast::http;
 
@@ -30,6 +32,29 @@ http_response error_response(const http_request_header& req, http::status status
   auto res = json_response(req, status, boost::json::serialize(body));
   if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
   return res;
+}
+
+std::string_view query_param(std::string_view target, std::string_view name) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  auto query = target.substr(q + 1);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    auto eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return {};
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+  std::uint64_t v = 0;
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 connector_path split_connector_path(std::string_view target) {

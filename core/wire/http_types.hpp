@@ -3,6 +3,8 @@
 
 #include <boost/beast/http.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,5 +30,11 @@ struct connector_path {
   std::string_view rest;  // after "/connectors/{id}", e.g. "/health"; "" for the base itself
 };
 connector_path split_connector_path(std::string_view target);
+
+// The value of the first query parameter called name ("" when absent), as sent: for values of digits and hex,
+// which are never percent-encoded.
+std::string_view query_param(std::string_view target, std::string_view name);
+// Decimal digits only (at most 19), nothing else.
+std::optional<std::uint64_t> parse_u64(std::string_view s);
 
 }  // namespace xconn
