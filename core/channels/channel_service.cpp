@@ -50,10 +50,10 @@ void channel_service::start() { sweep_timer_.start(); }
 void channel_service::stop() { sweep_timer_.stop(); }
 
 void channel_service::sweep() {
-  std::vector<std::string> dropped;
+  std::vector<std::string> dropped, plugins;
   {
     std::lock_guard lock(mutex_);
-    dropped = table_.expire();
+    dropped = table_.expire(&plugins);
     for (const auto& id : dropped) {
       strands_.erase(id);
       shown_status_.erase(id);
@@ -61,6 +61,7 @@ void channel_service::sweep() {
   }
   if (!dropped.empty()) spdlog::debug("{} temporary channels expired", dropped.size());
   if (!dropped.empty() && dropped_) dropped_(dropped);
+  for (std::size_t i = 0; i < dropped.size(); ++i) tell_ended(plugins[i], dropped[i], "expired");
   calls_.sweep();
 }
 
@@ -98,8 +99,22 @@ route_check channel_service::check(std::string_view id, std::string_view plugin_
 }
 
 bool channel_service::close(std::string_view id, const channel_route* route) {
-  std::lock_guard lock(mutex_);
-  return table_.close(id, route);
+  std::string plugin_id;
+  {
+    std::lock_guard lock(mutex_);
+    if (!table_.close(id, route)) return false;
+    plugin_id = table_.find(id)->plugin_id;
+  }
+  tell_ended(plugin_id, std::string(id), "closed");
+  return true;
+}
+
+void channel_service::tell_ended(const std::string& plugin_id, const std::string& channel_id, std::string_view reason) {
+  auto conn = connectors_.find(plugin_id);
+  if (!conn) return;  // a plugin that is not loaded has nothing to drop
+  // A channel still registered keeps its order with the calls before; a gone one has no strand any more.
+  auto on = reason == "closed" ? strand_for(*conn, channel_id) : conn->make_strand();
+  conn->channel_end(channel_id, std::string(reason), on, std::chrono::seconds(cfg_.tools.timeout_s));
 }
 
 void channel_service::authenticate(std::string_view id, json::object binding, std::string_view credentials,
@@ -294,9 +309,11 @@ std::pair<std::size_t, std::size_t> channel_service::counts(std::string_view plu
 
 void channel_service::remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done) {
   write_batch batch;
+  std::vector<std::pair<std::string, std::string>> ended;  // plugin, channel
   {
     std::lock_guard lock(mutex_);
     for (const auto& id : ids) {
+      if (const auto* c = table_.find(id)) ended.emplace_back(c->plugin_id, id);
       table_.erase(id);
       strands_.erase(id);
       shown_status_.erase(id);
@@ -305,6 +322,7 @@ void channel_service::remove(const std::vector<std::string>& ids, std::function<
     }
   }
   if (dropped_) dropped_(ids);
+  for (const auto& [plugin_id, channel_id] : ended) tell_ended(plugin_id, channel_id, "deregistered");
   db_.write(std::move(batch), [done = std::move(done)](std::error_code ec) {
     if (ec) spdlog::error("deregistered channels could not be erased: {}", ec.message());
     if (done) done(ec);

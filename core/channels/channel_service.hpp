@@ -107,6 +107,8 @@ class channel_service {
   void sweep();
 
  private:
+  // Tells the channel's plugin, if loaded, that the channel ended (plugin.h on_channel_end).
+  void tell_ended(const std::string& plugin_id, const std::string& channel_id, std::string_view reason);
   // Records ChannelStatusChanged when the channel's descriptor status is not the one last recorded.
   void note_status(std::string_view channel_id, std::string_view reason);
   // Saves c's record, with also (its credentials' change) in the same commit.

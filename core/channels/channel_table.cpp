@@ -153,12 +153,13 @@ std::optional<channel> channel_table::logout(std::string_view id) {
   return c;
 }
 
-std::vector<std::string> channel_table::expire() {
+std::vector<std::string> channel_table::expire(std::vector<std::string>* plugins) {
   auto now = now_();
   std::vector<std::string> dropped;
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (!it->second.persistent && now - it->second.last_used >= ttl_) {
       dropped.push_back(it->first);
+      if (plugins) plugins->push_back(it->second.plugin_id);
       it = channels_.erase(it);
     } else {
       ++it;

@@ -101,7 +101,7 @@ class channel_table {
 
   // Drops temporary channels unused for the ttl and auth runs ended longer than ended_run_kept ago.
   // Returns the dropped channel ids.
-  std::vector<std::string> expire();
+  std::vector<std::string> expire(std::vector<std::string>* plugins = nullptr);  // plugins: each one's plugin, in order
 
   // Auth runs.
   // secret_inputs: the run's secret inputs (JSON), kept in memory until it ends, sealed if it signs the channel in.

@@ -133,6 +133,14 @@ void connector::channel_restore(std::string channel_id, std::string binding_json
              on, timeout, std::move(done));
 }
 
+void connector::channel_end(std::string channel_id, std::string reason, const strand& on, ms timeout) {
+  call_async("channel_end",
+             call_hook(&xconn_plugin_api::xconn_plugin_on_channel_end, nothing_to_do, channel_id, std::move(reason)), on,
+             timeout, [plugin = id_, channel_id](call_result r) {
+               if (!r.ok) spdlog::warn("[plugin {}] end of channel {} not taken ({})", plugin, channel_id, r.code);
+             });
+}
+
 void connector::auth_logout(std::string channel_id, const strand& on, ms timeout, done_fn done) {
   call_async("logout", call_hook(&xconn_plugin_api::xconn_plugin_on_auth_logout, nothing_to_do, std::move(channel_id)),
              on, timeout, std::move(done));

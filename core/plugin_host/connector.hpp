@@ -77,6 +77,9 @@ class connector : public std::enable_shared_from_this<connector> {
   bool restores_channels() const;
   void channel_restore(std::string channel_id, std::string binding_json, std::string credentials_json,
                        const strand& on, ms timeout, done_fn done);
+  // The channel ended for the plugin (plugin.h on_channel_end): "closed", "deregistered" or "expired". Failures
+  // are logged.
+  void channel_end(std::string channel_id, std::string reason, const strand& on, ms timeout);
   // consumer_stop for each consumer that lost its last channel reference; failures are logged.
   void stop_consumers(const std::vector<std::string>& keys, ms timeout);
   strand make_strand() { return boost::asio::make_strand(pool_); }

@@ -323,6 +323,15 @@ typedef struct xconn_plugin_api {
    * connection, server or date, which are the host's). */
   /* Optional; used instead of on_http when set (a manifest with http_routes needs one of the two). */
   void (*xconn_plugin_on_http_request)(void* instance, xconn_call* call, const xconn_http_request* request);
+
+  /* Since 1.3. A channel ended for this plugin; drop what it keeps for it (subscriptions, buffers, its state keys).
+   * reason: "closed" (xAgent closed its route with channel.close: it stays registered and signed in, and its
+   * messages wait in the host until it is opened again), "deregistered" (forced: its connector_id's lease ran out;
+   * a signed-in channel got on_auth_logout first) or "expired" (a temporary channel nobody signed in). A sign-out
+   * is on_auth_logout itself. Completes with {}; the answer changes nothing. */
+  /* Optional. NULL: nothing to drop. */
+  void (*xconn_plugin_on_channel_end)(void* instance, xconn_call* call, xconn_str connector_channel_id,
+                                      xconn_str reason);
 } xconn_plugin_api;
 
 /* The size of a 1.0 plugin table (through xconn_plugin_on_invoke_tool): the smallest table a 1.x host accepts. */

@@ -186,6 +186,12 @@ class plugin {
     (void)credentials_json;
     done.ok(R"({"status":"connected"})");
   }
+  // The channel ended: "closed", "deregistered" or "expired" (plugin.h on_channel_end); drop what is kept for it.
+  virtual void channel_end(std::string_view connector_channel_id, std::string_view reason, completion done) {
+    (void)connector_channel_id;
+    (void)reason;
+    done.ok();
+  }
 };
 
 // The report of a channel's state (plugin.h xconn_host_channel_status, on_channel_restore).
@@ -310,6 +316,7 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
           self->object->http_request(view, completion(self->host, call, rescue));
         });
       },
+      &forward<&plugin::channel_end, xconn_str, xconn_str>,
   };
   return &table;
 }
