@@ -199,6 +199,12 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
   if (!claim_send(conn, m, key, hash, conversation, t, done)) return;
   *attached = attachments_of(m.files);  // now described by the store
 
+  // Signed now, for the plugin to hand on (a webhook's receiver fetches it; protocol.md §5).
+  if (files_.download_url)
+    for (auto& f : m.files) {
+      auto& item = f.as_object();
+      item["download_url"] = files_.download_url(conn.id(), item.at("file_ref").as_string());
+    }
   json::object reply{{"idempotency_key", m.message_id}, {"text", m.text}, {"files", m.files},
                      {"channel_key", channel_key}};
   if (manifest.chat && last)

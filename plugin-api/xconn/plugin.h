@@ -282,7 +282,8 @@ typedef struct xconn_plugin_api {
 
   /* Since 1.1. One outbound reply: the final chat.message of an assistant message. reply_json:
    *   {"idempotency_key" (the final's message_id: the same key is sent at most once), "text",
-   *    "files": [{"file_ref", "type", "filename", "mime_type", "byte_size"}], "channel_key",
+   *    "files": [{"file_ref", "type", "filename", "mime_type", "byte_size", "download_url" (since 1.3: signed,
+   *               absolute, valid for files.url_ttl_s; a secret: never log it)}], "channel_key",
    *    "reply_to": {"id", "sender_id", "sender_name", "role"} (where the manifest declares chat)}
    * Completes with {"ok": bool, "error": code, "retryable": bool, "message", "external_key", "verified"}
    * (verified defaults to ok), or with an error (read as ok false). The host allows delivery.send_timeout_s. */

@@ -6,6 +6,7 @@
 // The fixture plugin relay (tests/plugins/fixtures/relay.cpp) records what reaches it; its tool relay_log reads it
 // back. Its chat limits: 20 code points, 3 finals a minute per conversation; it edits live and shows typing.
 #include "support/data_plane.hpp"
+#include "support/files_helpers.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
 
@@ -394,6 +395,32 @@ TEST_F(outbound, health_counts_finals_and_their_outcomes) {
   EXPECT_EQ(count("finals"), count("accepted") + count("duplicates") + count("rejected")) << json::serialize(out);
   EXPECT_EQ(count("deltas"), 2) << json::serialize(out);
   EXPECT_EQ(count("activities"), 1) << json::serialize(out);
+}
+
+TEST_F(outbound, a_sent_file_carries_a_signed_download_url_its_receiver_can_fetch_without_the_key) {
+  const std::string bytes = "bytes the target's receiver fetches";
+  auto up = http_call(server.port(), "POST", "/connectors/relay/files/uploads",
+                      {{"Authorization", "Bearer " + server.key()}, {"X-XAgent-Connector-Channel-ID", channel},
+                       {"Content-Type", multipart_type()}},
+                      multipart({file_part(bytes, "note.txt", "text/plain")}));
+  ASSERT_EQ(up.status, 201) << up.body;
+  auto ref = json::value_to<std::string>(up.json().at("file_ref"));
+  expect_accepted(final_message({{"message_id", "with-file"}, {"text", "see"},
+                                 {"files", json::array{json::object{{"type", "file"}, {"file_ref", ref}}}}}),
+                  "with-file");
+  auto log = wait_log([](const json::object& l) { return !list(l, "sends").empty(); });
+  ASSERT_EQ(list(log, "sends").size(), 1u);
+  const auto& files = list(list(log, "sends")[0].as_object(), "files");
+  ASSERT_EQ(files.size(), 1u);
+  const auto& item = files[0].as_object();
+  EXPECT_EQ(text_of(item, "file_ref"), ref);
+  EXPECT_EQ(text_of(item, "mime_type"), "text/plain");
+  auto url = parse_url(text_of(item, "download_url"));
+  ASSERT_TRUE(url.ok) << json::serialize(item);
+  EXPECT_EQ(url.origin, "http://127.0.0.1:" + std::to_string(server.port()));
+  auto fetched = http_call(server.port(), "GET", url.target());
+  EXPECT_EQ(fetched.status, 200);
+  EXPECT_EQ(fetched.body, bytes);
 }
 
 }  // namespace
