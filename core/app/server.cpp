@@ -120,7 +120,7 @@ std::string server::impl::open_store_and_keys() {
   opts.map_size_bytes = cfg.store.map_size_bytes;
   opts.databases = {"meta", std::string(connector_ids::database), std::string(plugin_kv::database), std::string(channel_service::database),
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
-                    std::string(inbound_service::ids_db), std::string(outbound_service::completed_db),
+                    std::string(inbound_service::ids_db), std::string(inbound_service::last_db), std::string(outbound_service::completed_db),
                     std::string(consumer_registry::database), std::string(file_store::files_db),
                     std::string(file_store::chunks_db), std::string(file_store::by_channel_db),
                     std::string(deferred_logouts::database), std::string(channel_credentials::database)};

@@ -5,6 +5,7 @@
 #include "core/messaging/inbound_packets.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstdio>
 
 namespace xconn {
+namespace json = boost::json;
 
 namespace {
 
@@ -55,6 +57,25 @@ void describe_connector(const connector& conn, inbound_wire& wire) {
       if (wire.reply_tool.empty() && options != manifest->tools.end() && options->second.side_effect) wire.reply_tool = id;
       wire.v1_tools.push_back(std::move(id));
     }
+}
+
+std::string last_inbound_record(const last_inbound& l) {
+  return json::serialize(json::object{{"channel_key", l.channel_key}, {"msg_id", l.message_id},
+                                      {"sender_id", l.sender_id}, {"sender_name", l.sender_name}, {"role", l.role}});
+}
+
+std::optional<last_inbound> last_inbound_from_record(std::string_view text) {
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto& o = v.as_object();
+  auto str = [&](const char* key) {
+    auto* x = o.if_contains(key);
+    return x && x->is_string() ? std::string(x->as_string()) : std::string();
+  };
+  last_inbound l{str("channel_key"), str("msg_id"), str("sender_id"), str("sender_name"), str("role")};
+  if (l.channel_key.empty()) return std::nullopt;
+  return l;
 }
 
 }  // namespace
@@ -115,6 +136,12 @@ std::size_t inbound_service::load() {
     }
     state_for(channel_id, route->plugin_id).inbox.remember(std::string(key.substr(slash + 1)),
                                                            std::atoll(std::string(value).c_str()));
+    return true;
+  });
+  db_.scan(last_db, "", [&](std::string_view key, std::string_view value) {
+    auto last = channels_.route_of(key) ? last_inbound_from_record(value) : std::nullopt;
+    if (last) last_.emplace(std::string(key), std::move(*last));
+    else orphans.erase(std::string(last_db), std::string(key));
     return true;
   });
   if (!orphans.ops.empty()) {
@@ -279,12 +306,13 @@ void inbound_service::pump(const std::string& channel_id) {
   if (files_.download_url)
     wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
   auto& count = counters_[st.plugin_id];
+  std::optional<last_inbound> last;
   for (auto seq : batch_of.send) {
     const auto* m = st.inbox.find(seq);
     auto context = st.inbox.context_of(seq);
     ++count.sent;
     if (st.inbox.attempts(seq) > 1) ++count.redelivered;
-    st.last = last_inbound{m->channel_key, m->message_id, m->sender_id, m->sender_name, m->role};
+    last = last_inbound{m->channel_key, m->msg_id, m->sender_id, m->sender_name, m->role};
     // Pushed under the lock: push only queues on the socket's strand, and two pumps of one channel on two I/O
     // threads must not interleave their messages.
     if (v2) {
@@ -295,6 +323,13 @@ void inbound_service::pump(const std::string& channel_id) {
     route->push(message_push_packet(wire, *m, context), [this, channel_id, id = m->message_id](bool written) {
       if (written) ack(channel_id, id, ack_status::accepted, false, "");
     });
+  }
+  // Kept durably, so that a reply after a restart still goes to this conversation (plugin.h on_send).
+  if (last && last_[channel_id] != *last) {
+    last_[channel_id] = *last;
+    write_batch kept;
+    kept.put(std::string(last_db), channel_id, last_inbound_record(*last));
+    db_.write(std::move(kept));
   }
 }
 
@@ -403,6 +438,8 @@ void inbound_service::drop_channels(const std::vector<std::string>& channel_ids)
       }
       channels_state_.erase(it);
     }
+    for (const auto& id : channel_ids)
+      if (last_.erase(id)) batch.erase(std::string(last_db), id);
   }
   // The msg_id windows of these channels, whatever the memory held.
   for (const auto& id : channel_ids)
@@ -421,8 +458,8 @@ inbound_service::counters inbound_service::stats(std::string_view plugin_id) con
 
 std::optional<inbound_service::last_inbound> inbound_service::last_delivered(std::string_view channel_id) const {
   std::lock_guard lock(mutex_);
-  auto it = channels_state_.find(channel_id);
-  return it == channels_state_.end() ? std::nullopt : it->second.last;
+  auto it = last_.find(channel_id);
+  return it == last_.end() ? std::nullopt : std::optional(it->second);
 }
 
 std::size_t inbound_service::pending(std::string_view channel_id) const {

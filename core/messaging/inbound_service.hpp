@@ -33,6 +33,8 @@ class inbound_service {
  public:
   static constexpr std::string_view messages_db = "inbound";
   static constexpr std::string_view ids_db = "inbound_ids";
+  // By channel: the latest triggering message delivered there (where a reply goes, across restarts).
+  static constexpr std::string_view last_db = "inbound_last";
   using now_fn = std::function<long long()>;  // unix ms
   // How often expiry, ack timeouts and redelivery are checked.
   static constexpr std::chrono::milliseconds tick_period{100};
@@ -98,7 +100,6 @@ class inbound_service {
     std::string plugin_id;
     std::weak_ptr<channel_route> sent_on;  // the route what is in flight went to
     bool pump_posted = false;
-    std::optional<last_inbound> last;
   };
 
   channel_state& state_for(const std::string& channel_id, const std::string& plugin_id);  // under the lock
@@ -124,6 +125,7 @@ class inbound_service {
   mutable std::mutex mutex_;
   std::map<std::string, channel_state, std::less<>> channels_state_;
   std::map<std::string, counters, std::less<>> counters_;
+  std::map<std::string, last_inbound, std::less<>> last_;  // by channel, as kept in last_db
   periodic_timer tick_timer_;
   bool stopped_ = false;
   long long next_id_sweep_ = 0;

@@ -11,10 +11,12 @@ namespace xconn {
 
 struct last_inbound {
   std::string channel_key;
-  std::string message_id;
+  std::string message_id;  // the target's msg_id ("" when the plugin gave none)
   std::string sender_id;
   std::string sender_name;
   std::string role;
+
+  bool operator==(const last_inbound&) const = default;
 };
 
 using last_inbound_fn = std::function<std::optional<last_inbound>(std::string_view channel_id)>;

@@ -423,5 +423,38 @@ TEST_F(outbound, a_sent_file_carries_a_signed_download_url_its_receiver_can_fetc
   EXPECT_EQ(fetched.body, bytes);
 }
 
+TEST_F(outbound, a_reply_after_a_restart_goes_to_the_conversation_of_the_message_it_answers_with_the_targets_msg_id) {
+  auto emitted = http_call(server.port(), "POST", "/connectors/relay/emit/" + channel,
+                           {{"Authorization", "Bearer " + server.key()}},
+                           json::serialize(json::object{{"text", "where is it?"}, {"msg_id", "t-77"},
+                                                        {"channel_key", "relay/dm/u9"}, {"sender_id", "u9"},
+                                                        {"sender_name", "Nia"}, {"role", "viewer"}}));
+  ASSERT_EQ(emitted.status, 202) << emitted.body;
+  auto pushed = dp->next_push("chat.message", channel);
+  ASSERT_TRUE(pushed);
+  dp->send("chat.message.ack", {{"message_id", payload_of(*pushed).at("message_id")}, {"status", "accepted"}}, channel);
+  auto connector_id = dp->connector_id();
+  // The ack is settled before the restart: nothing is redelivered to stand in for the durable record.
+  ASSERT_TRUE(wait_until([&] {
+    auto h = http_get(server.port(), "/connectors/relay/health", server.key()).json();
+    return h.is_object() && h.at("inbound").at("pending").to_number<int>() == 0;
+  }));
+  dp.reset();
+  server.stop();
+  server.start();
+  dp = dp_client::connect(server.port(), server.key(), "relay", {{"connector_id", connector_id}});
+  ASSERT_TRUE(dp);
+  ASSERT_TRUE(dp->open_channel(channel));
+  expect_accepted(final_text("after-restart", "here"), "after-restart");
+  auto log = wait_log([](const json::object& l) { return !list(l, "sends").empty(); });
+  ASSERT_EQ(list(log, "sends").size(), 1u);
+  const auto& reply = list(log, "sends")[0].as_object();
+  EXPECT_EQ(text_of(reply, "channel_key"), "relay/dm/u9") << json::serialize(reply);
+  auto reply_to = reply.at("reply_to").as_object();
+  EXPECT_EQ(text_of(reply_to, "id"), "t-77");
+  EXPECT_EQ(text_of(reply_to, "sender_name"), "Nia");
+  EXPECT_EQ(text_of(reply_to, "role"), "viewer");
+}
+
 }  // namespace
 }  // namespace xconn::test
