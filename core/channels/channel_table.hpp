@@ -48,7 +48,7 @@ struct channel {
   static std::optional<channel> from_record(std::string_view id, std::string_view json);
 };
 
-enum class auth_run_state { running, authenticated, failed, canceled };
+enum class auth_run_state { running, authenticated, failed, canceled, expired };
 
 struct auth_run {
   std::string id;  // auth_session_id

@@ -150,7 +150,7 @@ void ws_session::on_auth_start(const packet_view& p, const channel& c, const jso
 }
 
 void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets,
-                             call_result r, bool for_status) {
+                             call_result r, bool for_status, bool refreshed) {
   auto& payload = *ack.payload;
   std::string channel_id(payload.at("connector_channel_id").as_string());
   auto failed = [&](std::string code) {
@@ -181,8 +181,24 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   if (!answer) return invalid(answer.error());
   if (answer->binding)
     if (auto why = binding_violation(*answer->binding, *connector_->manifest()); !why.empty()) return invalid(why);
+  if (answer->status == "qr_refresh_required" && !refreshed) {
+    // The material is stale: xAgent gets the new one in this answer instead of asking again (spec §8.9).
+    std::string flow_id(payload.at("flow_id").as_string());
+    return connector_->auth_status(
+        // The same turn in flight as the first call: one answer goes out.
+        channel_id, flow_id, run_id, true, ctx_.channels.strand_for(*connector_, channel_id), auth_timeout(),
+        [self = shared_from_this(), ack = std::move(ack), run_id, secrets = std::move(secrets),
+         for_status](call_result again) mutable {
+          self->finish_auth(std::move(ack), std::move(run_id), std::move(secrets), std::move(again), for_status, true);
+        });
+  }
   for (auto& kv : answer->fields) payload[kv.key()] = std::move(kv.value());
   payload["status"] = answer->status;
+  if (answer->status == "expired") {
+    // The run is over: a new auth.start begins another (its status answers expired from now on).
+    ctx_.channels.end_auth(run_id, auth_run_state::expired);
+    return deliver_answer(encode_packet(ack));
+  }
   if (answer->status == "failed") {
     ack.error_code = "auth_failed";
     ack.error_message = "the connector reports the sign-in failed";
@@ -245,6 +261,10 @@ void ws_session::on_auth_status(const packet_view& p, const channel& c, const js
     case auth_run_state::canceled:
       out["status"] = "unauthenticated";
       out["message"] = "the auth session was canceled";
+      return send(encode_packet(ack));
+    case auth_run_state::expired:
+      out["status"] = "expired";
+      out["message"] = "the auth session expired; start a new one";
       return send(encode_packet(ack));
     case auth_run_state::failed:
       out["status"] = "failed";

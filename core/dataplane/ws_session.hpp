@@ -84,9 +84,10 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   // counts the call as in flight until its answer goes out through deliver_answer.
   connector::strand auth_call_on(const std::string& channel_id);
   std::chrono::milliseconds auth_timeout() const;
-  // Turns a plugin's auth answer into the ack; records the run's end and the login.
+  // Turns a plugin's auth answer into the ack; records the run's end and the login. A qr_refresh_required answer is
+  // refreshed at once (refreshed: this answer is that refresh's, passed on as it is).
   void finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets, call_result r,
-                   bool for_status);
+                   bool for_status, bool refreshed = false);
   void close_after_send(boost::beast::websocket::close_code code);
   void do_write();
   void on_write(boost::system::error_code ec, std::size_t bytes);

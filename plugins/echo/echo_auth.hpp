@@ -115,7 +115,9 @@ class auth_flows {
       return pending(session);
     }
     if (now >= session.expires_at) {
-      return auth_answer{"expired", "", session.expires_at, std::nullopt, "The QR code expired; refresh it.", {}};
+      // The run goes on with a new code (the host asks for it at once); only the code is stale.
+      return auth_answer{"qr_refresh_required", "", session.expires_at, std::nullopt, "The QR code expired; refresh it.",
+                         {}};
     }
     if (++session.scans == 1) {
       return auth_answer{"scanned", "", session.expires_at, qr_poll_interval_ms, "Scanned; confirm on your device.",

@@ -380,6 +380,47 @@ TEST_F(auth_flow, a_completed_session_reads_unauthenticated_after_a_logout) {
   EXPECT_EQ(text_of(payload_of(*status), "status"), "unauthenticated");
 }
 
+// A stale code is refreshed by the host at once, so xAgent gets the new one in the same answer; an expired run is
+// over, and its status answers expired from then on without asking the plugin (relay_qr, tests/plugins/fixtures).
+TEST(auth_flow_answers, qr_refresh_required_is_refreshed_at_once_and_expired_ends_the_run) {
+  server_fixture server({"relay.so"});
+  server.start();
+  auto c = dp_client::connect(server.port(), server.key(), "relay");
+  ASSERT_TRUE(c);
+  auto signed_in = c->open();
+  ASSERT_TRUE(c->auth_start(signed_in, "relay_token", json::object{{"token", "tok-relay-1"}}));
+  auto channel = c->open();
+  auto start = c->auth_start(channel, "relay_qr", std::nullopt);
+  ASSERT_TRUE(start);
+  EXPECT_EQ(text_of(payload_of(*start), "qr_code_text"), "relay-qr:1");
+  auto session = text_of(payload_of(*start), "auth_session_id");
+  auto status = [&] {
+    return c->request("auth.status", {{"flow_id", "relay_qr"}, {"auth_session_id", session}}, channel);
+  };
+  auto qr_calls = [&] {
+    auto ack = c->invoke(signed_in, "relay_log", {});
+    return ack ? payload_of(*ack)["result"].as_object()["qr_status_calls"].to_number<int>() : -1;
+  };
+
+  auto refreshed = status();
+  ASSERT_TRUE(refreshed);
+  EXPECT_EQ(text_of(payload_of(*refreshed), "status"), "pending") << json::serialize(*refreshed);
+  EXPECT_EQ(text_of(payload_of(*refreshed), "qr_code_text"), "relay-qr:2");
+  EXPECT_EQ(qr_calls(), 2) << "the poll and the host's own refresh";
+
+  auto expired = status();
+  ASSERT_TRUE(expired);
+  EXPECT_EQ(text_of(payload_of(*expired), "status"), "expired");
+  EXPECT_EQ(text_of(payload_of(*expired), "message"), "the relay's code expired");
+  auto again = status();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(text_of(payload_of(*again), "status"), "expired");
+  EXPECT_EQ(qr_calls(), 3) << "an expired run is answered by the host";
+  auto d = c->get_descriptor(channel);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(text_of(descriptor_in(*d)["connection"].as_object(), "status"), "created");
+}
+
 TEST(auth_flow_secrets, a_planted_token_reaches_no_packet_no_http_answer_and_no_log_line) {
   const std::string secret = "tok-SECRET-7f3a9c-planted";
   // The host's own log set-up (as xconnd installs it), writing to a file we read back; every level.

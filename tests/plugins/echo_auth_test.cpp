@@ -159,18 +159,18 @@ TEST_F(EchoAuth, QrExpiresAtExactly120Seconds) {
 
   now_ = t0 + 120000;
   auth_answer expired = answer_of(poll("auth_1"));
-  EXPECT_EQ(expired.status, "expired") << "scanned but not confirmed in time";
+  EXPECT_EQ(expired.status, "qr_refresh_required") << "scanned but not confirmed in time";
   EXPECT_EQ(expired.qr_code_text, "") << "an expired code is not shown again";
   EXPECT_EQ(expired.binding, std::nullopt);
-  EXPECT_EQ(answer_of(poll("auth_3")).status, "expired") << "never scanned";
-  EXPECT_EQ(answer_of(poll("auth_3")).status, "expired") << "polling does not revive it";
+  EXPECT_EQ(answer_of(poll("auth_3")).status, "qr_refresh_required") << "never scanned";
+  EXPECT_EQ(answer_of(poll("auth_3")).status, "qr_refresh_required") << "polling does not revive it";
   EXPECT_EQ(flows_.login_of("cch_a"), (auth_binding{"Echo user", "echo-qr"})) << "from auth_2";
 }
 
 TEST_F(EchoAuth, RefreshAfterExpiryIssuesANewCode) {
   qr_start();
   now_ = t0 + 200000;
-  EXPECT_EQ(answer_of(poll()).status, "expired");
+  EXPECT_EQ(answer_of(poll()).status, "qr_refresh_required");
 
   auth_answer fresh = answer_of(poll("auth_q", true));
   EXPECT_EQ(fresh.status, "pending");
