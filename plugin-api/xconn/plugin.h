@@ -264,7 +264,9 @@ typedef struct xconn_plugin_api {
    * "authenticated" only: the channel's target identity at display level, which the host stores durably and
    * builds descriptors from: {"display_name", "account_hint", "tools": [{"tool_id", "status",
    * "target_permission_state"}]} (tools optional: absent means every card tool is available and granted).
-   * Nothing here may hold a credential: the host refuses an answer that repeats a secret input. */
+   * Nothing here may hold a credential: the host refuses an answer that repeats a secret input.
+   * "qr_refresh_required" (the material went stale, the run goes on): the host calls auth_status with refresh at
+   * once and passes that answer on. "expired": the run is over; the host answers it from its record after. */
   /* Optional (added after the first 1.0 table; needed when the card declares auth_flows). */
   void (*xconn_plugin_on_auth_start)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                      xconn_str flow_id, xconn_str auth_session_id, xconn_str input_json);
