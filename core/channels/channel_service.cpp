@@ -177,8 +177,9 @@ std::string channel_service::report_status(const connector& conn, std::string_vi
     c = table_.set_target_status(id, conn.id(), std::string(status->as_string()), std::move(tools));
   }
   if (!c) return "no signed-in channel of this plugin has that id";
-  spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, c->target_status);
-  events_.record(conn.id(), {"status", c->id, "", "", json::object{{"direction", "inbound"}, {"status", c->target_status}}});
+  std::string reported(status->as_string());
+  spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, reported);
+  events_.record(conn.id(), {"status", c->id, "", "", json::object{{"direction", "inbound"}, {"status", reported}}});
   write_batch also;
   if (c->binding_lost()) channel_credentials::stage_erase(c->id, also);  // refused by the target: worthless now
   persist(

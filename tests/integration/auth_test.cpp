@@ -421,6 +421,59 @@ TEST(auth_flow_answers, qr_refresh_required_is_refreshed_at_once_and_expired_end
   EXPECT_EQ(text_of(descriptor_in(*d)["connection"].as_object(), "status"), "created");
 }
 
+// A plugin's channel status report (plugin.h xconn_host_channel_status) that is not what the header says is refused
+// whole, changes nothing, and never reaches a log line or a packet, even when it carries a secret.
+TEST(channel_status_reports, malformed_or_hostile_reports_are_refused_and_quoted_nowhere) {
+  const std::string secret = "sk-PLANTED-report-5d1e";
+  temp_dir logs;
+  auto log_file = logs.path() / "xconn.log";
+  log::init(spdlog::level::trace, log_file.string());
+  {
+    server_fixture server({"relay.so"});
+    server.start();
+    auto c = dp_client::connect(server.port(), server.key(), "relay");
+    ASSERT_TRUE(c);
+    auto channel = c->open();
+    ASSERT_TRUE(c->auth_start(channel, "relay_token", json::object{{"token", "tok-relay-1"}}));
+    auto report = [&](const std::string& text) {
+      auto ack = c->invoke(channel, "relay_report", {{"report", text}});
+      EXPECT_TRUE(ack && error_code(*ack).empty()) << (ack ? json::serialize(*ack) : "no answer");
+      return ack ? payload_of(*ack)["result"].as_object()["taken"].as_bool() : true;
+    };
+    const std::vector<std::string> hostile{
+        "",
+        "not json " + secret,
+        "[\"revoked\"]",
+        R"({"status":")" + secret + R"("})",
+        R"({"status":"revoked","extra":")" + secret + R"("})",
+        R"({"status":"created"})",
+        R"({"status":7})",
+        R"({"status":"degraded","tools":"all"})",
+        R"({"status":"degraded","tools":[{"tool_id":")" + secret + R"(","status":"available","target_permission_state":"granted"}]})",
+        R"({"status":"degraded","tools":[{"tool_id":"relay_log","status":"sleeping","target_permission_state":"granted"}]})",
+        R"({"status":"degraded","tools":[{"tool_id":"relay_log"}]})",
+        R"({"status":"degraded"})" + std::string(1, '\0'),
+        std::string(100000, '{'),
+    };
+    for (const auto& text : hostile) EXPECT_FALSE(report(text)) << text.substr(0, 80);
+    auto d = c->get_descriptor(channel);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(text_of(descriptor_in(*d)["connection"].as_object(), "status"), "connected") << "nothing changed";
+    EXPECT_TRUE(report(R"({"status":"degraded"})")) << "a good report after them is taken";
+    EXPECT_EQ(last_pushed_status(*c, channel, "degraded", std::chrono::seconds(5)), "degraded");
+    for (const auto& text : c->received()) EXPECT_EQ(text.find(secret), std::string::npos) << text;
+    auto events = http_get(server.port(), "/connectors/relay/events?limit=1000", server.key());
+    EXPECT_EQ(events.body.find(secret), std::string::npos);
+    c.reset();
+    server.stop();
+  }
+  spdlog::default_logger()->flush();
+  auto text = read_file(log_file);
+  log::init();
+  EXPECT_FALSE(text.empty());
+  EXPECT_EQ(text.find(secret), std::string::npos) << text;
+}
+
 TEST(auth_flow_secrets, a_planted_token_reaches_no_packet_no_http_answer_and_no_log_line) {
   const std::string secret = "tok-SECRET-7f3a9c-planted";
   // The host's own log set-up (as xconnd installs it), writing to a file we read back; every level.

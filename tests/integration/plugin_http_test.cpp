@@ -54,10 +54,25 @@ TEST_F(plugin_http, paths_that_do_not_fit_the_parameter_are_not_the_plugins) {
   }
 }
 
-TEST_F(plugin_http, a_header_the_host_owns_is_refused_as_a_malformed_answer) {
-  auto r = http_call(server.port(), "POST", "/connectors/relay/in/x1", {}, "bad-header");
-  EXPECT_EQ(r.status, 502) << r.body;
-  EXPECT_NE(r.body.find("invalid_plugin_result"), std::string::npos) << r.body;
+TEST_F(plugin_http, response_headers_the_host_owns_or_that_could_split_the_response_are_refused_as_malformed) {
+  std::string seventeen;
+  for (int i = 0; i < 17; ++i) seventeen += (i ? "," : "") + std::string("\"X-H") + std::to_string(i) + "\":\"v\"";
+  for (const std::string& headers :
+       {std::string(R"({"Content-Length":"1"})"), std::string(R"({"transfer-encoding":"chunked"})"),
+        std::string(R"({"X-Split":"a\r\nSet-Cookie: stolen=1"})"), std::string(R"({"X-Nul":"a\u0000b"})"),
+        std::string(R"({"X Bad Name":"v"})"), std::string(R"({"X-Num":7})"), std::string(R"(["X-A","v"])"),
+        std::string(R"({"X-Long":")") + std::string(1025, 'v') + "\"}", "{" + seventeen + "}"}) {
+    auto r = http_call(server.port(), "POST", "/connectors/relay/in/x1", {}, "headers:" + headers);
+    EXPECT_EQ(r.status, 502) << headers.substr(0, 80) << " " << r.body;
+    EXPECT_NE(r.body.find("invalid_plugin_result"), std::string::npos) << r.body;
+    EXPECT_EQ(r.headers.count("set-cookie"), 0u);
+  }
+  // Sixteen plain ones pass.
+  std::string sixteen;
+  for (int i = 0; i < 16; ++i) sixteen += (i ? "," : "") + std::string("\"X-H") + std::to_string(i) + "\":\"v\"";
+  auto r = http_call(server.port(), "POST", "/connectors/relay/in/x1", {}, "headers:{" + sixteen + "}");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.headers["x-h15"], "v");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A plugin's own durable state (plugin.h xconn_host_kv_*, xconn_host_emit_with; docs/plugin-api.md "State"), driven
 // through the fixture plugin ledger: its cursor and notes survive a restart and a kill -9, the cursor moves exactly
 // with the messages it produced, and the quota refuses with a clear code.
+#include "core/base/log.hpp"
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"
@@ -10,6 +11,7 @@
 
 #include <signal.h>
 
+#include <optional>
 #include <thread>
 
 namespace xconn::test {
@@ -161,7 +163,12 @@ TEST(plugin_state, a_reported_status_is_pushed_kept_across_a_restart_and_cleared
 // After a restart the plugin gets each signed-in channel back with its sealed credential and verifies it: the
 // channel shows authenticating (its tools unavailable) until the plugin answers, then what the plugin said.
 TEST(plugin_state, restored_channels_are_verified_with_their_sealed_credentials_before_they_show_connected) {
-  server_fixture server({"ledger.so"});
+  // The host's own log set-up, into a file read back at the end: every level.
+  temp_dir logs;
+  auto log_file = logs.path() / "xconn.log";
+  log::init(spdlog::level::trace, log_file.string());
+  std::optional<server_fixture> holder(std::in_place, std::vector<std::string>{"ledger.so"});
+  auto& server = *holder;
   server.start();
   std::string slow, revoked, connector_id;
   const std::string planted = "slow-planted-secret-A1";
@@ -204,6 +211,18 @@ TEST(plugin_state, restored_channels_are_verified_with_their_sealed_credentials_
   for (const auto& text : c->received()) EXPECT_EQ(text.find(planted), std::string::npos) << text;
   auto metrics = http_get(server.port(), "/metrics", server.key());
   EXPECT_EQ(metrics.body.find(planted), std::string::npos);
+  auto events = http_get(server.port(), "/connectors/ledger/events?limit=1000", server.key());
+  EXPECT_EQ(events.status, 200);
+  EXPECT_EQ(events.body.find(planted), std::string::npos);
+  EXPECT_EQ(events.body.find("revoked-by-target-9"), std::string::npos);
+  c.reset();
+  holder.reset();
+  spdlog::default_logger()->flush();
+  auto logged = read_file(log_file);
+  log::init();  // back to stderr only, before the folder goes
+  EXPECT_FALSE(logged.empty()) << "the capture is not working";
+  EXPECT_EQ(logged.find(planted), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("revoked-by-target-9"), std::string::npos) << logged;
 }
 
 // The real daemon is killed with SIGKILL while the plugin reads a feed: whatever the moment, the messages that were

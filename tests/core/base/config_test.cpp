@@ -155,6 +155,19 @@ TEST(Config, OutOfRange) {
   // retry_max_s caps a doubling that starts at ack_timeout_s.
   EXPECT_CONFIG_ERROR("delivery:\n  ack_timeout_s: 20\n  retry_max_s: 10\n", "delivery.retry_max_s", 3);
   EXPECT_CONFIG_ERROR("delivery:\n  ack_timeout_s: 3000\n", "delivery.ack_timeout_s", 2);
+  EXPECT_CONFIG_ERROR("plugins:\n  kv_quota_bytes: 65535\n", "plugins.kv_quota_bytes", 2);
+  EXPECT_CONFIG_ERROR("plugins:\n  kv_quota_bytes: 1073741825\n", "plugins.kv_quota_bytes", 2);
+  EXPECT_CONFIG_ERROR("plugins:\n  kv_quota_bytes: 1.5e6\n", "plugins.kv_quota_bytes", 2);
+  EXPECT_CONFIG_ERROR("store:\n  sealing_key_file: \"\"\n", "store.sealing_key_file", 2);
+  EXPECT_CONFIG_ERROR("store:\n  sealing_key_file: [a]\n", "store.sealing_key_file", 2);
+}
+
+TEST(Config, SealingKeyFileDefaultsIntoTheStoreFolder) {
+  auto in_store = parse_ok("store:\n  path: /var/lib/x\n");
+  EXPECT_EQ(in_store.store.sealing_key_path(), "/var/lib/x/sealing_key");
+  auto apart = parse_ok("store:\n  path: /var/lib/x\n  sealing_key_file: /etc/x/key\n");
+  EXPECT_EQ(apart.store.sealing_key_path(), "/etc/x/key");
+  EXPECT_EQ(parse_ok("plugins:\n  kv_quota_bytes: 65536\n").plugins.kv_quota_bytes, 65536u);
 }
 
 TEST(Config, Listen) {
