@@ -125,15 +125,11 @@ void channel_service::authenticate(std::string_view id, json::object binding, st
     c = table_.authenticate(id, std::move(binding));
   }
   if (!c) return done(std::nullopt, {});
+  // Recorded as the table changes, so that no push in between takes the change for its own.
+  note_status(c->id, "signed_in");
   write_batch sealed;
   credentials_.stage(c->plugin_id, c->id, credentials, sealed);
-  persist(
-      *c,
-      [this, c, done = std::move(done)](std::error_code ec) {
-        note_status(c->id, "signed_in");
-        done(c, ec);
-      },
-      std::move(sealed));
+  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); }, std::move(sealed));
 }
 
 std::optional<std::string> channel_service::credentials(const connector& conn, const std::string& channel_id) const {
@@ -177,6 +173,7 @@ std::string channel_service::report_status(const connector& conn, std::string_vi
     c = table_.set_target_status(id, conn.id(), std::string(status->as_string()), std::move(tools));
   }
   if (!c) return "no signed-in channel of this plugin has that id";
+  note_status(c->id, "plugin_report");
   std::string reported(status->as_string());
   spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, reported);
   events_.record(conn.id(), {"status", c->id, "", "", json::object{{"direction", "inbound"}, {"status", reported}}});

@@ -4,6 +4,7 @@
 #include "core/base/api_keys.hpp"
 #include "core/base/config.hpp"
 #include "core/channels/connector_ids.hpp"
+#include "core/files/file_store.hpp"
 #include "core/context/socket_set.hpp"
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/store/store.hpp"
@@ -41,6 +42,7 @@ struct server_context {
   event_log& events;
   boost::asio::io_context& io;
   std::string public_base_url;  // no trailing slash
+  file_lookup message_files;    // files named by messages and tool results: described, and their URLs signed
   socket_set sessions;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> profile_dropped{0};  // packets of a profile their socket did not negotiate

@@ -53,8 +53,27 @@ tool_outcome outcome_of(call_result r) {
 // happened, and a retryable failure should run again.
 bool replayable(const call_result& r) { return !r.timed_out && !r.thrown && (r.ok || !r.retryable); }
 
+// A result's "files" ([{"file_ref"}], files the plugin stored on the channel) as the store describes them, each with
+// a download_url signed now (Device Profile v1 §6); "" when done, else why the result cannot go out.
+std::string describe_result_files(json::object& result, const std::string& plugin_id, const std::string& channel_id,
+                                  const file_lookup& files) {
+  auto* listed = result.if_contains("files");
+  if (!listed) return {};
+  if (!listed->is_array() || listed->as_array().size() > 64) return "files must be an array of at most 64 file refs";
+  for (auto& f : listed->as_array()) {
+    auto* ref = f.is_object() ? f.as_object().if_contains("file_ref") : nullptr;
+    if (!ref || !ref->is_string()) return "each file must be an object with a file_ref";
+    auto item = files.item ? files.item(plugin_id, channel_id, ref->as_string()) : std::nullopt;
+    if (!item) return "a file_ref is not a file of this channel";
+    (*item)["download_url"] = files.download_url(plugin_id, ref->as_string());
+    f = std::move(*item);
+  }
+  return {};
+}
+
 // The tool's result (a JSON object) or its error, into the tool.invoke.ack.
-void answer_tool(outgoing_packet& ack, tool_outcome o, const std::string& plugin_id) {
+void answer_tool(outgoing_packet& ack, tool_outcome o, const std::string& plugin_id, const std::string& channel_id,
+                 const file_lookup& files) {
   if (!o.ok) {
     ack.error_code = std::move(o.code);
     ack.error_message = std::move(o.message);
@@ -62,13 +81,45 @@ void answer_tool(outgoing_packet& ack, tool_outcome o, const std::string& plugin
   }
   boost::system::error_code ec;
   auto result = json::parse(o.result_json, ec);
-  if (!ec && result.is_object()) {
+  std::string why = ec || !result.is_object() ? "it is not an object"
+                                             : describe_result_files(result.as_object(), plugin_id, channel_id, files);
+  if (why.empty()) {
     (*ack.payload)["result"] = std::move(result);
     return;
   }
-  spdlog::error("[plugin {}] tool result is not a JSON object", plugin_id);
+  spdlog::error("[plugin {}] tool result refused: {}", plugin_id, why);
   ack.error_code = "tool_invoke_failed";
-  ack.error_message = "the connector gave a result that is not an object";
+  ack.error_message = "the connector gave a result the host cannot pass on: " + why;
+}
+
+// A running tool's progress report from the plugin as tool.progress.push (spec §8.20); false when malformed.
+// tool_call_id (the invoke's context.tool_call_id, when it had one) tells xAgent which call it is; request_id stays
+// off, as a client matching answers by it would take the push for the ack.
+std::optional<outgoing_packet> progress_push(std::string_view report, const std::string& tool_id,
+                                             const std::string& channel_id, const std::string& tool_call_id) {
+  constexpr std::size_t max_message = 200;
+  boost::system::error_code ec;
+  auto v = json::parse(report, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  json::object payload{{"tool_id", tool_id}, {"status", "running"}};
+  if (!tool_call_id.empty()) payload["tool_call_id"] = tool_call_id;
+  for (const auto& field : v.as_object()) {
+    const auto& value = field.value();
+    if (field.key() == "message" && value.is_string() && value.as_string().size() <= max_message) {
+      payload["message"] = log::redact(value.as_string());
+    } else if (field.key() == "progress" && value.is_number()) {
+      double x = value.to_number<double>();
+      if (!(x >= 0.0 && x <= 1.0)) return std::nullopt;
+      payload["progress"] = x;
+    } else {
+      return std::nullopt;
+    }
+  }
+  outgoing_packet push;
+  push.type = "tool.progress.push";
+  push.connector_channel_id = channel_id;
+  push.payload = std::move(payload);
+  return push;
 }
 
 }  // namespace
@@ -372,17 +423,27 @@ void ws_session::on_tool_invoke(const packet_view& p, const channel& c, const js
   ack.payload = json::object{{"tool_id", *tool_id}};
   auto timeout = tool->second.timeout_ms > 0 ? std::chrono::milliseconds(tool->second.timeout_ms)
                                              : std::chrono::milliseconds(ctx_.cfg.tools.timeout_s * 1000LL);
+  auto* call_id = string_member(*context, "tool_call_id");
+  auto progress = [weak = weak_from_this(), tool = std::string(*tool_id), channel_id = c.id,
+                   tool_call_id = std::string(call_id ? *call_id : "")](std::string_view report) {
+    auto self = weak.lock();
+    auto push = self ? progress_push(report, tool, channel_id, tool_call_id) : std::nullopt;
+    if (push) self->push(encode_packet(*push));
+    return push.has_value();
+  };
   auto run = [conn = connector_, strand = ctx_.channels.strand_for(*connector_, c.id), channel_id = c.id,
               tool = std::string(*tool_id), args = json::serialize(*arguments), ctx_json = json::serialize(*context),
-              timeout](std::function<void(tool_outcome, bool)> finish) mutable {
-    conn->invoke_tool(channel_id, tool, std::move(args), std::move(ctx_json), strand, timeout,
-                      [finish = std::move(finish)](call_result r) {
-                        bool keep = replayable(r);
-                        finish(outcome_of(std::move(r)), keep);
-                      });
+              timeout, progress = std::move(progress)](std::function<void(tool_outcome, bool)> finish) mutable {
+    conn->invoke_tool(
+        channel_id, tool, std::move(args), std::move(ctx_json), strand, timeout,
+        [finish = std::move(finish)](call_result r) {
+          bool keep = replayable(r);
+          finish(outcome_of(std::move(r)), keep);
+        },
+        std::move(progress));
   };
-  auto answer = [self = shared_from_this(), ack = std::move(ack)](tool_outcome o) mutable {
-    answer_tool(ack, std::move(o), self->connector_->id());
+  auto answer = [self = shared_from_this(), ack = std::move(ack), channel_id = c.id](tool_outcome o) mutable {
+    answer_tool(ack, std::move(o), self->connector_->id(), channel_id, self->ctx_.message_files);
     self->deliver_answer(encode_packet(ack));
   };
   ++in_flight_;

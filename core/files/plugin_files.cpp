@@ -21,6 +21,19 @@ bool plugin_files::write(xconn_file_upload& upload, std::string_view bytes) {
   return true;
 }
 
+int plugin_files::write_nowait(xconn_file_upload& upload, std::string_view bytes, std::function<void()> ready) {
+  if (upload.ready_pending->load()) return -2;
+  if (!upload.writer->append(bytes)) return -1;
+  if (!upload.writer->backlogged()) return 0;
+  upload.ready_pending->store(true);
+  // The flag outlives the handle: end may free it before the store drains.
+  upload.writer->when_drained([pending = upload.ready_pending, ready = std::move(ready)] {
+    pending->store(false);
+    ready();
+  });
+  return 1;
+}
+
 void plugin_files::end(xconn_file_upload* upload, bool keep, file_store::file_done done) {
   std::unique_ptr<xconn_file_upload> owned(upload);
   if (keep) return owned->writer->finish(std::move(done));

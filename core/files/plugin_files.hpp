@@ -6,6 +6,7 @@
 
 #include <boost/system/result.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@ class plugin_generation;
 struct xconn_file_upload {
   std::shared_ptr<xconn::file_store::writer> writer;
   std::shared_ptr<xconn::plugin_generation> from;  // the plugin stays loaded until its callback has run
+  std::shared_ptr<std::atomic<bool>> ready_pending = std::make_shared<std::atomic<bool>>(false);  // write_nowait
 };
 
 namespace xconn {
@@ -36,6 +38,9 @@ class plugin_files {
                            std::string_view mime_type);
   // False once the file is over files.max_bytes or the store failed.
   bool write(xconn_file_upload& upload, std::string_view bytes);
+  // The same without waiting: 0 taken, 1 taken and ready runs once when the store has room (maybe at once), -1 as
+  // write's false, -2 while a ready is pending (not taken).
+  int write_nowait(xconn_file_upload& upload, std::string_view bytes, std::function<void()> ready);
   // Keeps (or discards) the file and frees the handle; done runs once, on the store's thread or right here.
   void end(xconn_file_upload* upload, bool keep, file_store::file_done done);
   // Bytes read (0 at the end), or -1 when the file is not one of the channel's.

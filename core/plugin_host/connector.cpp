@@ -90,11 +90,18 @@ plugin_generation::plugin_fn call_hook(Hook xconn_plugin_api::*hook, absent_answ
 }  // namespace
 
 void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
-                            std::string context_json, const strand& on, ms timeout, done_fn done) {
-  call_async("tool",
-             call_hook(&xconn_plugin_api::xconn_plugin_on_invoke_tool, no_tools, std::move(channel_id),
-                       std::move(tool_id), std::move(arguments_json), std::move(context_json)),
-             on, timeout, std::move(done));
+                            std::string context_json, const strand& on, ms timeout, done_fn done,
+                            plugin_generation::progress_fn progress) {
+  auto hook = call_hook(&xconn_plugin_api::xconn_plugin_on_invoke_tool, no_tools, std::move(channel_id),
+                        std::move(tool_id), std::move(arguments_json), std::move(context_json));
+  call_async(
+      "tool",
+      [hook = std::move(hook), progress = std::move(progress)](const xconn_plugin_api& api, void* instance,
+                                                                xconn_call* call) {
+        if (progress) plugin_generation::attach_progress(call, progress);
+        hook(api, instance, call);
+      },
+      on, timeout, std::move(done));
 }
 
 void connector::auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,

@@ -32,6 +32,8 @@ struct xconn_call {
   std::shared_ptr<xconn::call_state> state;
   std::shared_ptr<xconn::plugin_generation> keepalive;  // async calls: keeps the library loaded until completion
   boost::asio::io_context* io = nullptr;
+  xconn::plugin_generation::progress_fn progress;  // tool calls: where xconn_host_call_progress goes
+  int progress_sent = 0;
 };
 
 namespace xconn {
@@ -127,6 +129,8 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_kv_write = &plugin_generation::on_host_kv_write;
   host_api_.xconn_host_emit_with = &plugin_generation::on_host_emit_with;
   host_api_.xconn_host_channel_status = &plugin_generation::on_host_channel_status;
+  host_api_.xconn_host_file_write_nowait = &plugin_generation::on_host_file_write_nowait;
+  host_api_.xconn_host_call_progress = &plugin_generation::on_host_call_progress;
   health_.last_seen_at = unix_ms();
 }
 
@@ -152,7 +156,7 @@ call_result plugin_generation::run_blocking(void (*fn)(void*, xconn_call*), std:
   auto future = promise->get_future();
   auto state = std::make_shared<call_state>();
   state->on_done = [promise](call_result r) { promise->set_value(std::move(r)); };
-  auto* call = new xconn_call{state, nullptr, &io_};
+  auto* call = new xconn_call{state, nullptr, &io_, {}, 0};
   // The task holds the generation: a plugin that answers and then keeps running (unwinding, returning) must
   // not see its library closed under it by the waiting thread.
   boost::asio::post(pool_, [self = shared_from_this(), fn, call] { fn(self->instance_, call); });
@@ -200,7 +204,7 @@ void plugin_generation::dispatch_call(std::string what, plugin_fn fn, const stra
     r.timed_out = true;
     state->finish(std::move(r));
   });
-  auto* call = new xconn_call{state, shared_from_this(), &io_};
+  auto* call = new xconn_call{state, shared_from_this(), &io_, {}, 0};
   boost::asio::post(on, [self = shared_from_this(), call, fn = std::move(fn)] {
     fn(*self->library_->api, self->instance_, call);
   });
@@ -302,6 +306,27 @@ xconn_file_upload* plugin_generation::on_host_file_begin(void* ctx, xconn_str ch
 int plugin_generation::on_host_file_write(xconn_file_upload* upload, const void* data, size_t size) {
   if (!upload || (!data && size)) return -1;
   return upload->from->files()->write(*upload, {static_cast<const char*>(data), size}) ? 0 : -1;
+}
+
+int plugin_generation::on_host_file_write_nowait(xconn_file_upload* upload, const void* data, size_t size,
+                                                  xconn_file_ready ready, void* user) {
+  if (!upload || (!data && size) || !ready) return -1;
+  auto self = upload->from;
+  // ready runs on the plugin pool, as every callback into the plugin, with the library kept loaded.
+  return self->files()->write_nowait(*upload, {static_cast<const char*>(data), size}, [self, ready, user] {
+    boost::asio::post(self->pool_, [self, ready, user] { ready(user); });
+  });
+}
+
+void plugin_generation::attach_progress(xconn_call* call, progress_fn progress) { call->progress = std::move(progress); }
+
+int plugin_generation::on_host_call_progress(xconn_call* call, xconn_str progress_json) {
+  constexpr int max_per_call = 100;
+  if (!call || !call->progress || !call->state || call->state->done || ++call->progress_sent > max_per_call) return -1;
+  return call->progress(std::string_view(progress_json.data ? progress_json.data : "",
+                                         progress_json.data ? progress_json.size : 0))
+             ? 0
+             : -1;
 }
 
 void plugin_generation::on_host_file_end(xconn_file_upload* upload, int keep, xconn_file_done done, void* user) {

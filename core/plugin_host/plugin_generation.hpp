@@ -109,6 +109,11 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   void dispatch_call(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
                      std::function<void(call_result)> done);
 
+  // Where a tool call's progress reports go (xconn_host_call_progress): true when taken. Set before the plugin
+  // gets the call.
+  using progress_fn = std::function<bool(std::string_view progress_json)>;
+  static void attach_progress(xconn_call* call, progress_fn progress);
+
   // Completes a call as the plugin would have: an Optional hook the plugin's table lacks answers its default.
   static void complete(xconn_call* call, xconn_status status, std::string_view json) {
     on_host_complete(call, status, {json.data(), json.size()});
@@ -155,6 +160,9 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static void on_host_emit_with(void* ctx, xconn_str channel_id, xconn_str message_json, const xconn_kv_op* ops,
                                 size_t count, xconn_emit_done done, void* user);
   static int on_host_channel_status(void* ctx, xconn_str channel_id, xconn_str report_json);
+  static int on_host_file_write_nowait(xconn_file_upload* upload, const void* data, size_t size,
+                                       xconn_file_ready ready, void* user);
+  static int on_host_call_progress(xconn_call* call, xconn_str progress_json);
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -166,6 +167,19 @@ class host {
     api_->xconn_host_file_end(upload, 1, &host::file_done, user);
   }
 
+  // put_file that never waits for the store (ABI 1.3; plain put_file on an older host), for a plugin with an event
+  // loop of its own: the bytes go in pieces, and while the store is behind the rest follows from a host thread.
+  void put_file_nowait(std::string_view connector_channel_id, std::string_view filename, std::string_view mime_type,
+                       std::string bytes, std::function<void(file_result)> done) const {
+    if (!XCONN_HOST_HAS(api_, xconn_host_file_write_nowait))
+      return put_file(connector_channel_id, filename, mime_type, bytes, std::move(done));
+    auto* upload = api_->xconn_host_file_begin(api_->host_ctx, to_c(connector_channel_id), to_c(filename),
+                                               to_c(mime_type));
+    if (!upload) return done({false, {}, {"channel_not_found", "no such channel of this plugin", false}});
+    auto feed = std::make_shared<nowait_feed>(nowait_feed{api_, upload, std::move(bytes), 0, std::move(done)});
+    nowait_feed::step(feed);
+  }
+
   // The plugin's own durable key-value store (see plugin.h). get: nullopt when absent (or no store on this host).
   std::optional<std::string> kv_get(std::string_view key) const {
     if (!has_kv()) return std::nullopt;
@@ -211,6 +225,16 @@ class host {
     return api_->xconn_host_channel_status(api_->host_ctx, to_c(connector_channel_id), to_c(report)) == 0;
   }
 
+  // xconn_host_file_write_nowait (ABI 1.3): 0 taken, 1 taken and ready runs once when the store has room, -1 failed,
+  // -2 while a ready is pending. ready runs on a host pool thread. -1 as well on an older host.
+  int write_file_nowait(xconn_file_upload* upload, std::string_view bytes, std::function<void()> ready) const {
+    if (!XCONN_HOST_HAS(api_, xconn_host_file_write_nowait)) return -1;
+    auto* user = new std::function<void()>(std::move(ready));
+    int rc = api_->xconn_host_file_write_nowait(upload, bytes.data(), bytes.size(), &host::ready_once, user);
+    if (rc != 1) delete user;  // ready will not run
+    return rc;
+  }
+
   // Reads up to size bytes of a file of the channel from offset; -1 when there is no such file there.
   std::int64_t read_file(std::string_view connector_channel_id, std::string_view file_ref, std::uint64_t offset,
                          char* out, std::size_t size) const {
@@ -251,6 +275,40 @@ class host {
     delete fn;
   }
 
+  // One put_file_nowait: the next piece goes when the last was taken, or when the store says it has room.
+  struct nowait_feed {
+    const xconn_host_api* api;
+    xconn_file_upload* upload;
+    std::string bytes;
+    std::size_t offset;
+    std::function<void(file_result)> done;
+
+    static void step(const std::shared_ptr<nowait_feed>& self) {
+      constexpr std::size_t piece = 64 * 1024;
+      for (;;) {
+        if (self->offset == self->bytes.size()) return finish(self);
+        auto at = self->offset;
+        auto n = std::min(piece, self->bytes.size() - at);
+        self->offset += n;  // before the call: its ready may run on another thread before it returns
+        int rc = host(self->api).write_file_nowait(self->upload, std::string_view(self->bytes).substr(at, n),
+                                            [self] { step(self); });
+        if (rc < 0) return finish(self);  // end says why
+        if (rc == 1) return;
+      }
+    }
+    static void finish(const std::shared_ptr<nowait_feed>& self) {
+      auto* user = new std::function<void(file_result)>(std::move(self->done));
+      self->api->xconn_host_file_end(self->upload, 1, &host::file_done, user);
+    }
+  };
+
+  static void ready_once(void* user) {
+    std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(user));
+    try {
+      if (*fn) (*fn)();
+    } catch (...) {
+    }
+  }
   static void emit_done(void* user, const xconn_emit_result* c) {
     auto* fn = static_cast<std::function<void(emit_result)>*>(user);
     emit_result r;

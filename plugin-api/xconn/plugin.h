@@ -94,6 +94,9 @@ typedef struct xconn_file_result {
 /* Runs exactly once per xconn_host_file_end, from any thread, possibly before it returns. */
 typedef void (*xconn_file_done)(void* user, const xconn_file_result* result);
 
+/* Since 1.3. Runs once when the store has room again (xconn_host_file_write_nowait), from any thread. */
+typedef void (*xconn_file_ready)(void* user);
+
 /* One file being stored. OWNERSHIP: the host owns it from xconn_host_file_begin until xconn_host_file_end, which
  * the plugin must call exactly once. */
 typedef struct xconn_file_upload xconn_file_upload;
@@ -208,6 +211,20 @@ typedef struct xconn_host_api {
    * too. Returns 0 when taken, -1 when refused (not a signed-in channel of this plugin, an invalid report: the
    * host logs why). Any thread. */
   int (*xconn_host_channel_status)(void* host_ctx, xconn_str connector_channel_id, xconn_str report_json);
+
+  /* Since 1.3. xconn_host_file_write for a plugin with an event loop of its own: it never waits. Returns 0 when
+   * the bytes were taken (write more), 1 when they were taken but the store is behind: ready(user) runs once,
+   * from any thread and possibly before this returns, when it has room; write again only after that. -1 once the
+   * file passed files.max_bytes or the store failed (end reports why); -2 when called while a ready is pending
+   * (the bytes were not taken). end may be called at any time; a pending ready then still runs once. */
+  int (*xconn_host_file_write_nowait)(xconn_file_upload* upload, const void* data, size_t size, xconn_file_ready ready,
+                                      void* user);
+
+  /* Since 1.3. Progress of a tool call still running (spec §8.20): call is the one on_invoke_tool got, before it
+   * is completed. progress_json: {"message": "Processing" (at most 200 bytes), "progress": 0.0-1.0} (both
+   * optional). The host pushes tool.progress.push to the socket that invoked the tool; the ack still ends the
+   * call. Returns 0 when pushed, -1 when refused (not a tool call, malformed, or past 100 for this call). */
+  int (*xconn_host_call_progress)(xconn_call* call, xconn_str progress_json);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

@@ -83,6 +83,13 @@ class completion {
 
   void ok(std::string_view result_json = "{}") { finish(XCONN_STATUS_OK, result_json); }
   void fail(const error& e, bool thrown = false) { finish(XCONN_STATUS_ERROR, e.to_json(thrown)); }
+  // A running tool call's progress (tool.progress.push): {"message", "progress" 0..1}. False when the host refused
+  // it, or is older than ABI 1.3, or the call is already answered.
+  bool progress(std::string_view progress_json) const {
+    xconn_call* call = call_.load();
+    if (!call || !XCONN_HOST_HAS(api_, xconn_host_call_progress)) return false;
+    return api_->xconn_host_call_progress(call, to_c(progress_json)) == 0;
+  }
 
  private:
   void finish(xconn_status status, std::string_view json) {
