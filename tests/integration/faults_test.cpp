@@ -99,6 +99,28 @@ TEST_F(faults, a_hanging_tool_times_out_the_socket_stays_usable_and_health_degra
     pushed = pushed || (p.at("type") == "connection.descriptor.push" &&
                         p.at("payload").at("connection_descriptor").at("connection").at("status") == "degraded");
   EXPECT_TRUE(pushed);
+
+  // A call answered in time makes it healthy again. Each change is an AdapterFault event, and the channel's status
+  // follows it (ChannelStatusChanged, reason plugin_health).
+  invoke("faulty_not_object");
+  std::vector<std::string> faults, changes;
+  ASSERT_TRUE(wait_until([&] {
+    faults.clear();
+    changes.clear();
+    auto page = http_get(server.port(), "/connectors/faulty/events?limit=1000", server.key()).json();
+    for (const auto& e : page.at("events").as_array()) {
+      const auto& p = e.at("payload").as_object();
+      if (e.at("event_type") == "AdapterFault")
+        faults.push_back(std::string(p.at("health").as_string()) + "/" +
+                         (p.contains("last_error_code") ? std::string(p.at("last_error_code").as_string()) : ""));
+      if (e.at("event_type") == "ChannelStatusChanged" && p.at("reason") == "plugin_health")
+        changes.push_back(std::string(p.at("previous_status").as_string()) + "->" + std::string(p.at("status").as_string()));
+    }
+    return faults.size() >= 2 && changes.size() >= 2;
+  }));
+  EXPECT_EQ(faults.front(), "degraded/tool_timeout");
+  EXPECT_EQ(faults.back().substr(0, 8), "healthy/");
+  EXPECT_EQ(changes, (std::vector<std::string>{"connected->degraded", "degraded->connected"}));
 }
 
 TEST_F(faults, an_auth_answer_that_repeats_the_secret_is_withheld) {
