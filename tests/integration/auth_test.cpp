@@ -1,8 +1,8 @@
 // Auth flows on the real server with echo's echo_token and echo_qr_login (spec §8.7-8.14; protocol.md §3;
 // docs/protocol.md "Auth flows"; plugin-contract.md "The reference plugin echo").
-#include "core/base/log.hpp"
 
 #include "support/data_plane.hpp"
+#include "support/log_capture.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
 
@@ -387,8 +387,7 @@ TEST(auth_flow_answers, qr_refresh_required_is_refreshed_at_once_and_expired_end
   server.start();
   auto c = dp_client::connect(server.port(), server.key(), "relay");
   ASSERT_TRUE(c);
-  auto signed_in = c->open();
-  ASSERT_TRUE(c->auth_start(signed_in, "relay_token", json::object{{"token", "tok-relay-1"}}));
+  auto signed_in = c->open_signed_in("relay_token", {{"token", "tok-relay-1"}});
   auto channel = c->open();
   auto start = c->auth_start(channel, "relay_qr", std::nullopt);
   ASSERT_TRUE(start);
@@ -425,16 +424,13 @@ TEST(auth_flow_answers, qr_refresh_required_is_refreshed_at_once_and_expired_end
 // whole, changes nothing, and never reaches a log line or a packet, even when it carries a secret.
 TEST(channel_status_reports, malformed_or_hostile_reports_are_refused_and_quoted_nowhere) {
   const std::string secret = "sk-PLANTED-report-5d1e";
-  temp_dir logs;
-  auto log_file = logs.path() / "xconn.log";
-  log::init(spdlog::level::trace, log_file.string());
+  log_capture logs;
   {
     server_fixture server({"relay.so"});
     server.start();
     auto c = dp_client::connect(server.port(), server.key(), "relay");
     ASSERT_TRUE(c);
-    auto channel = c->open();
-    ASSERT_TRUE(c->auth_start(channel, "relay_token", json::object{{"token", "tok-relay-1"}}));
+    auto channel = c->open_signed_in("relay_token", {{"token", "tok-relay-1"}});
     auto report = [&](const std::string& text) {
       auto ack = c->invoke(channel, "relay_report", {{"report", text}});
       EXPECT_TRUE(ack && error_code(*ack).empty()) << (ack ? json::serialize(*ack) : "no answer");
@@ -467,19 +463,14 @@ TEST(channel_status_reports, malformed_or_hostile_reports_are_refused_and_quoted
     c.reset();
     server.stop();
   }
-  spdlog::default_logger()->flush();
-  auto text = read_file(log_file);
-  log::init();
-  EXPECT_FALSE(text.empty());
+  auto text = logs.text();
+  EXPECT_FALSE(text.empty()) << "the capture is not working";
   EXPECT_EQ(text.find(secret), std::string::npos) << text;
 }
 
 TEST(auth_flow_secrets, a_planted_token_reaches_no_packet_no_http_answer_and_no_log_line) {
   const std::string secret = "tok-SECRET-7f3a9c-planted";
-  // The host's own log set-up (as xconnd installs it), writing to a file we read back; every level.
-  temp_dir logs;
-  auto log_file = logs.path() / "xconn.log";
-  log::init(spdlog::level::trace, log_file.string());
+  log_capture logs;
   {
     server_fixture server;
     server.start();
@@ -519,9 +510,7 @@ TEST(auth_flow_secrets, a_planted_token_reaches_no_packet_no_http_answer_and_no_
     c.reset();
     server.stop();
   }
-  spdlog::default_logger()->flush();
-  auto text = read_file(log_file);
-  log::init();  // back to stderr only, before the folder goes
+  auto text = logs.text();
   EXPECT_FALSE(text.empty()) << "the server logged nothing at all: the capture is not working";
   EXPECT_EQ(text.find(secret), std::string::npos) << text;
 }

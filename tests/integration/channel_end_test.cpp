@@ -12,11 +12,7 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-std::string signed_in(dp_client& c) {
-  auto id = c.open();
-  auto ack = c.auth_start(id, "relay_token", json::object{{"token", "tok-relay-1"}});
-  return ack && text_of(payload_of(*ack), "status") == "authenticated" ? id : "";
-}
+std::string signed_in(dp_client& c) { return c.open_signed_in("relay_token", {{"token", "tok-relay-1"}}); }
 
 // The ends relay was told of, as "channel reason" lines, read through a signed-in channel of reader.
 std::vector<std::string> ends_seen(dp_client& reader, const std::string& channel) {

@@ -1,8 +1,8 @@
 // A plugin's own durable state (plugin.h xconn_host_kv_*, xconn_host_emit_with; docs/plugin-api.md "State"), driven
 // through the fixture plugin ledger: its cursor and notes survive a restart and a kill -9, the cursor moves exactly
 // with the messages it produced, and the quota refuses with a clear code.
-#include "core/base/log.hpp"
 #include "support/daemon_process.hpp"
+#include "support/log_capture.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
@@ -23,12 +23,7 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 // A channel signed in to ledger; "" on failure.
-std::string ledger_channel(dp_client& c) {
-  auto id = c.open();
-  auto ack = c.auth_start(id, "ledger_token", json::object{{"token", "ledger-token-1"}});
-  EXPECT_TRUE(ack && error_code(*ack).empty()) << (ack ? json::serialize(*ack) : "no answer");
-  return id;
-}
+std::string ledger_channel(dp_client& c) { return c.open_signed_in("ledger_token", {{"token", "ledger-token-1"}}); }
 
 http_reply feed(unsigned short port, const std::string& key, const std::string& channel, json::array lines) {
   return http_call(port, "POST", "/connectors/ledger/feed", {{"Authorization", "Bearer " + key}},
@@ -220,10 +215,7 @@ TEST(plugin_state, a_reported_status_is_pushed_kept_across_a_restart_and_cleared
 // After a restart the plugin gets each signed-in channel back with its sealed credential and verifies it: the
 // channel shows authenticating (its tools unavailable) until the plugin answers, then what the plugin said.
 TEST(plugin_state, restored_channels_are_verified_with_their_sealed_credentials_before_they_show_connected) {
-  // The host's own log set-up, into a file read back at the end: every level.
-  temp_dir logs;
-  auto log_file = logs.path() / "xconn.log";
-  log::init(spdlog::level::trace, log_file.string());
+  log_capture logs;
   std::optional<server_fixture> holder(std::in_place, std::vector<std::string>{"ledger.so"});
   auto& server = *holder;
   server.start();
@@ -274,9 +266,7 @@ TEST(plugin_state, restored_channels_are_verified_with_their_sealed_credentials_
   EXPECT_EQ(events.body.find("revoked-by-target-9"), std::string::npos);
   c.reset();
   holder.reset();
-  spdlog::default_logger()->flush();
-  auto logged = read_file(log_file);
-  log::init();  // back to stderr only, before the folder goes
+  auto logged = logs.text();
   EXPECT_FALSE(logged.empty()) << "the capture is not working";
   EXPECT_EQ(logged.find(planted), std::string::npos) << logged;
   EXPECT_EQ(logged.find("revoked-by-target-9"), std::string::npos) << logged;

@@ -20,9 +20,8 @@ class tool_files : public ::testing::Test {
     server.start();
     dp = dp_client::connect(server.port(), server.key(), "relay");
     ASSERT_TRUE(dp);
-    channel = dp->open();
-    auto ack = dp->auth_start(channel, "relay_token", json::object{{"token", "tok-relay-1"}});
-    ASSERT_TRUE(ack && text_of(payload_of(*ack), "status") == "authenticated");
+    channel = dp->open_signed_in("relay_token", {{"token", "tok-relay-1"}});
+    ASSERT_FALSE(channel.empty());
   }
   void TearDown() override {
     dp.reset();

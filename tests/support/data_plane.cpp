@@ -213,11 +213,15 @@ std::optional<json::object> dp_client::authenticate(const std::string& channel, 
 }
 
 std::string dp_client::open_authenticated(const std::string& token) {
+  return open_signed_in("echo_token", json::object{{"token", token}});
+}
+
+std::string dp_client::open_signed_in(const std::string& flow_id, const boost::json::object& input) {
   auto id = open();
   if (id.empty()) return "";
-  auto ack = authenticate(id, token);
+  auto ack = auth_start(id, flow_id, input);
   if (!ack || str(payload_of(*ack).if_contains("status")) != "authenticated") {
-    ADD_FAILURE() << "echo_token did not authenticate: " << (ack ? json::serialize(*ack) : "no answer");
+    ADD_FAILURE() << flow_id << " did not authenticate: " << (ack ? json::serialize(*ack) : "no answer");
     return "";
   }
   return id;

@@ -63,6 +63,8 @@ class dp_client {
   std::optional<boost::json::object> authenticate(const std::string& channel, const std::string& token = good_token);
   // A new channel signed in with echo_token; "" on failure.
   std::string open_authenticated(const std::string& token = good_token);
+  // A new channel signed in through a form flow with this input; "" (and a test failure) when it is not.
+  std::string open_signed_in(const std::string& flow_id, const boost::json::object& input);
   std::optional<boost::json::object> invoke(const std::string& channel, const std::string& tool_id,
                                             boost::json::object arguments, boost::json::object context = {},
                                             std::chrono::milliseconds deadline = std::chrono::seconds(10));
