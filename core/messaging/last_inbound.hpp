@@ -19,6 +19,10 @@ struct last_inbound {
   bool operator==(const last_inbound&) const = default;
 };
 
+// What LMDB keeps of it (inbound_service::last_db): routing facts only, never the text. nullopt when unreadable.
+std::string last_inbound_record(const last_inbound& l);
+std::optional<last_inbound> last_inbound_from_record(std::string_view text);
+
 using last_inbound_fn = std::function<std::optional<last_inbound>(std::string_view channel_id)>;
 
 }  // namespace xconn
