@@ -87,6 +87,8 @@ void event_log::record(const std::string& plugin_id, aios_event e) {
   if (!e.correlation_id.empty()) o["correlation_id"] = e.correlation_id;
   else if (!e.message_id.empty()) o["correlation_id"] = e.message_id;
   o["payload"] = std::move(e.payload);
+  // Serialized outside the lock; the seq goes in front under it.
+  std::string body = json::serialize(o);
 
   std::vector<waiter> woken;
   std::optional<std::uint64_t> renew;
@@ -96,11 +98,9 @@ void event_log::record(const std::string& plugin_id, aios_event e) {
     auto seq = ++p.last_seq;
     // Renewed half a block early, so the reservation is durable long before this run reaches it.
     if (seq + seq_block / 2 > p.reserved) renew = p.reserved = seq + seq_block;
-    json::object with_seq;
-    with_seq.reserve(o.size() + 1);
-    with_seq["seq"] = seq;
-    for (auto& field : o) with_seq[field.key()] = std::move(field.value());
-    p.events.push_back({seq, json::serialize(with_seq)});
+    std::string text = "{\"seq\":" + std::to_string(seq) + ",";
+    text.append(body, 1);
+    p.events.push_back({seq, std::move(text)});
     if (p.events.size() > kept_per_plugin) p.events.pop_front();
     auto past = std::stable_partition(p.waiters.begin(), p.waiters.end(),
                                       [seq](const waiter& w) { return w.after >= seq; });
