@@ -120,10 +120,20 @@ void lease_service::tick() {
 }
 
 void lease_service::deregister_connector(const std::string& connector_id) {
-  // The id first: a hello naming it from now on gets a new one.
+  // The id first, durably: a hello naming it from now on gets a new one, so once a channel of it is seen gone, so
+  // is the id (a hello read the store before the erase committed, seen on a loaded machine).
   write_batch batch;
   batch.erase(std::string(connector_ids::database), connector_id);
-  db_.write(std::move(batch));
+  db_.write(std::move(batch), [this, connector_id](std::error_code) {
+    boost::asio::post(io_, [this, connector_id] { deregister_channels_of(connector_id); });
+  });
+}
+
+void lease_service::deregister_channels_of(const std::string& connector_id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+  }
   auto owned = channels_.owned_by(connector_id);
   spdlog::info("connector_id {} offline lease expired: deregistered, {} channels to deregister", connector_id,
                owned.size());

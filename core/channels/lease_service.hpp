@@ -59,6 +59,7 @@ class lease_service {
  private:
   void persist(const std::string& connector_id, std::optional<long long> deadline);
   void deregister_connector(const std::string& connector_id);
+  void deregister_channels_of(const std::string& connector_id);  // once its id's erase is durable
   void pump_deregistrations();
   void deregister_channel(const channel& c);
   void finish_channel(const channel& c);
