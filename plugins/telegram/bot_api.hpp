@@ -1,0 +1,77 @@
+// The Telegram Bot API over HTTP(S), as the plugin's own event loop speaks it: one call, one file download, one
+// multipart upload, each an Asio coroutine with a deadline. TLS is verified against the system store (plus
+// config.ca_file) with the host name checked. The bot token is part of every URL: no error text here ever
+// contains a URL, a request or a response body.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace telegram {
+
+// Where the Bot API is: "https://api.telegram.org" or, for tests, "http://127.0.0.1:PORT".
+struct api_endpoint {
+  bool tls = true;
+  std::string host;
+  std::string port;
+  std::string base_path;  // "" or "/prefix", no trailing slash
+
+  // nullopt when url is not http(s)://host[:port][/path].
+  static std::optional<api_endpoint> parse(std::string_view url);
+};
+
+// One Bot API answer. transport_error set: no HTTP answer came (refused, TLS, timeout); else the status and, for a
+// JSON body, Telegram's {"ok", "result", "error_code", "description", "parameters": {"retry_after"}}.
+struct api_reply {
+  std::string transport_error;  // "timeout", "connect_failed", "tls_failed", ... never with a URL
+  int http_status = 0;
+  bool ok = false;
+  boost::json::value result;
+  int error_code = 0;
+  std::string description;
+  int retry_after_s = 0;
+
+  bool reached() const { return transport_error.empty(); }
+};
+
+struct file_part {
+  std::string field;     // "photo", "document", "video"
+  std::string filename;
+  std::string mime_type;
+  std::string bytes;
+};
+
+class bot_api {
+ public:
+  // ca_file: extra PEM certificates to trust ("" for none); the error, if it cannot be read, in *error.
+  bot_api(boost::asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error);
+
+  boost::asio::awaitable<api_reply> call(const std::string& token, const std::string& method,
+                                         const boost::json::object& params, std::chrono::seconds timeout);
+  boost::asio::awaitable<api_reply> upload(const std::string& token, const std::string& method,
+                                           const boost::json::object& fields, const file_part& file,
+                                           std::chrono::seconds timeout);
+  // GET {base}/file/bot<token>/<file_path>: the bytes in result's place (reply.ok and body), at most max_bytes.
+  boost::asio::awaitable<api_reply> download(const std::string& token, const std::string& file_path,
+                                             std::size_t max_bytes, std::chrono::seconds timeout,
+                                             std::string* body);
+
+ private:
+  struct request;
+  boost::asio::awaitable<api_reply> exchange(request req, std::chrono::seconds timeout, std::string* raw_body,
+                                             std::size_t max_bytes);
+
+  boost::asio::io_context& io_;
+  api_endpoint endpoint_;
+  boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
+};
+
+}  // namespace telegram

@@ -1,0 +1,506 @@
+// The telegram plugin (adapters page "telegram"): a bot bound to a chat per channel, one getUpdates long poll per
+// bot token shared by its channels (a host shared consumer), the update offset committed with the messages it
+// produced (emit_with), the token sealed by the host and handed back at restore. Every Bot API call runs on the
+// plugin's own event loop (one thread), never on a host thread.
+#include "bot_api.hpp"
+#include "telegram_manifest.hpp"
+#include "telegram_text.hpp"
+
+#include <xconn/plugin.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+// Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
+#include <boost/json/src.hpp>
+
+#include <openssl/sha.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+namespace telegram {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using asio::use_awaitable;
+using xconn::sdk::completion;
+using xconn::sdk::kv_batch;
+using namespace std::chrono_literals;
+
+constexpr auto call_timeout = 15s;
+
+struct settings {
+  std::string api_base_url = "https://api.telegram.org";
+  std::string ca_file;
+  int poll_timeout_s = 30;
+};
+
+std::optional<json::object> parse_object(std::string_view text) {
+  json::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v.as_object();
+}
+
+std::string string_at(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::string id_text(const json::value* v) {
+  if (!v) return "";
+  if (v->is_int64()) return std::to_string(v->as_int64());
+  if (v->is_uint64()) return std::to_string(v->as_uint64());
+  return v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+const json::object& no_params() {
+  static const json::object none;
+  return none;
+}
+
+// Messages name the key, never a value.
+std::string check_section(const json::object& section, settings* out) {
+  for (const auto& group : section) {
+    std::string name(group.key());
+    if (name != "auth" && name != "config" && name != "route" && name != "policy") return name + ": unknown group";
+    if (!group.value().is_object()) return name + ": must be an object";
+    for (const auto& entry : group.value().as_object()) {
+      std::string key = name + "." + std::string(entry.key());
+      const auto& v = entry.value();
+      if (key == "config.api_base_url") {
+        if (!v.is_string() || !api_endpoint::parse(v.as_string())) return key + ": must be an http:// or https:// URL";
+        if (out) out->api_base_url = v.as_string();
+      } else if (key == "config.ca_file") {
+        if (!v.is_string()) return key + ": must be a file path";
+        if (out) out->ca_file = v.as_string();
+      } else if (key == "config.poll_timeout_s") {
+        if (!v.is_int64() || v.as_int64() < 1 || v.as_int64() > 50) return key + ": must be an integer 1..50";
+        if (out) out->poll_timeout_s = static_cast<int>(v.as_int64());
+      } else if (key == "config.proxy") {
+        return key + ": not supported by this build yet";
+      } else {
+        return key + ": unknown key";
+      }
+    }
+  }
+  return "";
+}
+
+// The shared consumer of a bot token: a hash, so the key names no secret.
+std::string token_key(std::string_view token) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
+  std::string out = "bot-";
+  for (int i = 0; i < 8; ++i) out += "0123456789abcdef"[digest[i] >> 4], out += "0123456789abcdef"[digest[i] & 15];
+  return out;
+}
+
+// Runs a host callback API as an awaitable: start(resume) gets a callback that resumes the coroutine with its value,
+// from whatever thread the host calls it on.
+template <class T, class Start>
+awaitable<T> host_call(Start start) {
+  return asio::async_initiate<decltype(use_awaitable), void(T)>(
+      [start = std::move(start)](auto handler) mutable {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        start([h](T value) mutable {
+          auto ex = asio::get_associated_executor(*h);
+          asio::post(ex, [h, value = std::move(value)]() mutable { (*h)(std::move(value)); });
+        });
+      },
+      use_awaitable);
+}
+
+class telegram_plugin final : public xconn::sdk::plugin {
+ public:
+  static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
+  static std::string validate_config(std::string_view section_json) {
+    auto section = parse_object(section_json);
+    return section ? check_section(*section, nullptr) : "section: must be a JSON object";
+  }
+
+  telegram_plugin(xconn::sdk::host host, std::string_view section_json) : host_(host) {
+    if (auto section = parse_object(section_json)) check_section(*section, &settings_);
+    auto endpoint = api_endpoint::parse(settings_.api_base_url);
+    std::string error;
+    api_ = std::make_unique<bot_api>(io_, *endpoint, settings_.ca_file, &error);
+    if (!error.empty()) host_.log(XCONN_LOG_WARN, error);
+  }
+  ~telegram_plugin() override { halt(); }
+
+  void start(completion done) override {
+    runner_ = std::thread([this] { io_.run(); });
+    done.ok();
+  }
+  void stop(completion done) override {
+    halt();
+    done.ok();
+  }
+
+  void auth_start(std::string_view channel, std::string_view flow_id, std::string_view, std::string_view input_json,
+                  completion done) override {
+    if (flow_id != "telegram_bot_binding") return done.fail({"auth_flow_not_found", "no such auth flow", false});
+    auto input = parse_object(input_json).value_or(json::object{});
+    spawn(sign_in(std::string(channel), string_at(input, "bot_token"), string_at(input, "chat_id"), std::move(done)));
+  }
+
+  void channel_restore(std::string_view channel, std::string_view, std::string_view credentials_json,
+                       completion done) override {
+    auto credentials = parse_object(credentials_json).value_or(json::object{});
+    auto chat = host_.kv_get("chat/" + std::string(channel));
+    spawn(restore(std::string(channel), string_at(credentials, "bot_token"), chat.value_or(""), std::move(done)));
+  }
+  static constexpr bool verifies_restored_channels = true;
+
+  void auth_logout(std::string_view channel, completion done) override {
+    forget(std::string(channel));
+    done.ok();
+  }
+  void channel_end(std::string_view channel, std::string_view reason, completion done) override {
+    if (reason != "closed") forget(std::string(channel));
+    done.ok();
+  }
+  void consumer_stop(std::string_view key, completion done) override {
+    std::lock_guard lock(mutex_);
+    if (auto it = pollers_.find(std::string(key)); it != pollers_.end()) {
+      it->second->stopping = true;
+      pollers_.erase(it);
+    }
+    done.ok();
+  }
+
+  void send(std::string_view channel, std::string_view reply_json, completion done) override {
+    auto reply = parse_object(reply_json).value_or(json::object{});
+    auto b = binding_of(std::string(channel));
+    if (!b) return done.ok(R"({"ok":false,"error":"connection_not_authenticated","retryable":false})");
+    if (auto* files = reply.if_contains("files"); files && files->is_array() && !files->as_array().empty())
+      return done.ok(R"({"ok":false,"error":"files_not_supported_yet","retryable":false,"message":"this build sends text only"})");
+    spawn(send_text(*b, string_at(reply, "text"), std::move(done)));
+  }
+
+  void invoke_tool(std::string_view channel, std::string_view tool_id, std::string_view arguments_json,
+                   std::string_view, completion done) override {
+    auto b = binding_of(std::string(channel));
+    if (!b) return done.fail({"connection_not_authenticated", "the channel is not signed in", false});
+    auto args = parse_object(arguments_json).value_or(json::object{});
+    if (tool_id == "telegram_message_send") return spawn(send_tool(*b, string_at(args, "text"), std::move(done)));
+    if (tool_id == "telegram_message_send_media")
+      return done.fail({"not_supported", "this build sends text only", false});
+    done.fail({"tool_not_found", "no such tool", false});
+  }
+
+ private:
+  struct binding {
+    std::string channel;
+    std::string token;
+    std::string key;      // token_key(token): the shared poller
+    std::string chat_id;  // Telegram's integer id, as text
+  };
+  struct poller {
+    std::string token;
+    std::string key;
+    std::atomic<bool> stopping{false};
+  };
+
+  // Every coroutine runs guarded: an exception is logged, never let out of the event loop.
+  void spawn(awaitable<void> work) {
+    asio::co_spawn(io_, std::move(work), [host = host_](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        host.log(XCONN_LOG_ERROR, std::string("telegram: ") + ex.what());
+      }
+    });
+  }
+
+  void halt() {
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& [key, p] : pollers_) p->stopping = true;
+      pollers_.clear();
+    }
+    work_.reset();
+    io_.stop();
+    if (runner_.joinable()) runner_.join();
+  }
+
+  std::optional<binding> binding_of(const std::string& channel) {
+    std::lock_guard lock(mutex_);
+    auto it = channels_.find(channel);
+    return it == channels_.end() ? std::nullopt : std::optional(it->second);
+  }
+
+  void forget(const std::string& channel) {
+    {
+      std::lock_guard lock(mutex_);
+      channels_.erase(channel);
+    }
+    host_.kv_write(kv_batch().erase("chat/" + channel));
+  }
+
+  // The channel is bound: remembered, its chat kept, and its bot's poller held (started by the first channel).
+  void bind(binding b) {
+    if (host_.acquire_consumer(b.channel, b.key) < 0) host_.log(XCONN_LOG_WARN, "telegram: a consumer was refused");
+    std::shared_ptr<poller> started;
+    {
+      std::lock_guard lock(mutex_);
+      channels_[b.channel] = b;
+      if (!pollers_.contains(b.key)) {
+        started = std::make_shared<poller>();
+        started->token = b.token;
+        started->key = b.key;
+        pollers_[b.key] = started;
+      }
+    }
+    if (started) spawn(poll(started));
+  }
+
+  awaitable<void> sign_in(std::string channel, std::string token, std::string chat_input, completion done) {
+    auto me = co_await api_->call(token, "getMe", no_params(), call_timeout);
+    if (!me.reached()) co_return done.fail({"target_unreachable", "Telegram did not answer", true});
+    if (!me.ok || !me.result.is_object())
+      co_return done.fail({"invalid_credentials", "Telegram refused the bot token", false});
+    const auto& bot = me.result.as_object();
+    auto bot_id = id_text(bot.if_contains("id"));
+    auto username = string_at(bot, "username");
+    if (chat_input == bot_id) co_return done.fail({"invalid_chat", "the chat id is the bot's own id", false});
+    // GCC 12 miscompiles braced initializers inside a co_await expression: parameters are built beforehand.
+    json::object chat_params;
+    if (!chat_input.empty() && chat_input.find_first_not_of("-0123456789") == std::string::npos)
+      chat_params["chat_id"] = std::stoll(chat_input);
+    else
+      chat_params["chat_id"] = chat_input;
+    auto chat = co_await api_->call(token, "getChat", chat_params, call_timeout);
+    if (!chat.reached()) co_return done.fail({"target_unreachable", "Telegram did not answer", true});
+    if (!chat.ok || !chat.result.is_object())
+      co_return done.fail({"chat_not_found", "the bot cannot see that chat", false});
+    const auto& c = chat.result.as_object();
+    auto chat_id = id_text(c.if_contains("id"));
+    auto title = string_at(c, "title");
+    if (title.empty()) title = display_name(string_at(c, "first_name"), string_at(c, "last_name"), string_at(c, "username"));
+    auto kept = co_await host_call<xconn::sdk::kv_result>([&](auto resume) {
+      host_.kv_write(kv_batch().put("chat/" + channel, chat_id), std::move(resume));
+    });
+    if (!kept.ok) co_return done.fail({"store_failed", "the binding could not be kept", true});
+    bind({channel, token, token_key(token), chat_id});
+    json::object binding{{"display_name", title.empty() ? chat_id : title},
+                         {"account_hint", "@" + username + " / chat " + masked_chat_id(chat_id)}};
+    done.ok(json::serialize(json::object{{"status", "authenticated"}, {"binding", std::move(binding)}}));
+  }
+
+  awaitable<void> restore(std::string channel, std::string token, std::string chat_id, completion done) {
+    if (token.empty() || chat_id.empty()) co_return done.ok(xconn::sdk::channel_report("expired"));
+    auto me = co_await api_->call(token, "getMe", no_params(), call_timeout);
+    if (!me.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
+    if (me.http_status == 401 || me.http_status == 404) co_return done.ok(xconn::sdk::channel_report("revoked"));
+    json::object chat_params;
+    chat_params["chat_id"] = std::stoll(chat_id);
+    auto chat = co_await api_->call(token, "getChat", chat_params, call_timeout);
+    if (!chat.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
+    if (chat.http_status == 403 || chat.http_status == 400) co_return done.ok(xconn::sdk::channel_report("revoked"));
+    bind({channel, token, token_key(token), chat_id});
+    done.ok(xconn::sdk::channel_report("connected"));
+  }
+
+  // sendMessage of one part, waiting out 429s up to the deadline; the reply as Telegram gave it.
+  awaitable<api_reply> send_message(const binding& b, const std::string& text,
+                                    std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      json::object params;
+      params["chat_id"] = std::stoll(b.chat_id);
+      params["text"] = text;
+      auto r = co_await api_->call(b.token, "sendMessage", params, call_timeout);
+      if (r.http_status != 429 || std::chrono::steady_clock::now() + std::chrono::seconds(r.retry_after_s) > deadline)
+        co_return r;
+      asio::steady_timer wait(io_, std::chrono::seconds(std::max(1, r.retry_after_s)));
+      co_await wait.async_wait(use_awaitable);
+    }
+  }
+
+  // What a failed call becomes for the host, with the channel revoked when Telegram says the bot lost the chat.
+  std::string failure_code(const binding& b, const api_reply& r) {
+    if (!r.reached()) return "target_unreachable";
+    if (r.http_status == 403) {
+      host_.set_channel_status(b.channel, "revoked");
+      return "telegram_forbidden";
+    }
+    if (r.http_status == 401) {
+      host_.set_channel_status(b.channel, "revoked");
+      return "telegram_unauthorized";
+    }
+    return r.http_status == 429 ? "rate_limited" : "telegram_" + std::to_string(r.http_status);
+  }
+
+  awaitable<void> send_text(binding b, std::string text, completion done) {
+    auto deadline = std::chrono::steady_clock::now() + 25s;
+    std::string first_id;
+    for (const auto& part : split_text(text)) {
+      auto r = co_await send_message(b, part, deadline);
+      if (!r.ok) {
+        bool retryable = !r.reached() || r.http_status == 429 || r.http_status >= 500;
+        co_return done.ok(json::serialize(json::object{
+            {"ok", false}, {"error", failure_code(b, r)}, {"retryable", retryable && first_id.empty()}}));
+      }
+      if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
+    }
+    done.ok(json::serialize(json::object{{"ok", true}, {"external_key", b.chat_id + ":" + first_id}}));
+  }
+
+  awaitable<void> send_tool(binding b, std::string text, completion done) {
+    if (text.empty()) co_return done.fail({"invalid_argument", "text must not be empty", false});
+    if (utf16_units(text) > max_message_units)
+      co_return done.fail({"message_too_long", "at most 4,096 characters", false});
+    auto r = co_await send_message(b, text, std::chrono::steady_clock::now() + 25s);
+    if (!r.ok || !r.result.is_object())
+      co_return done.fail({failure_code(b, r), "Telegram did not take the message", !r.reached()});
+    auto* id = r.result.as_object().if_contains("message_id");
+    done.ok(json::serialize(json::object{{"status", "sent"}, {"message_id", id ? *id : json::value(nullptr)}}));
+  }
+
+  // The channels bound to a chat (updates are routed by chat id).
+  std::vector<std::string> channels_of(const std::string& key, const std::string& chat_id) {
+    std::vector<std::string> out;
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, b] : channels_)
+      if (b.key == key && b.chat_id == chat_id) out.push_back(id);
+    return out;
+  }
+
+  // An update's message as an emit; nullopt when it carries nothing this build forwards.
+  static std::optional<json::object> emit_of(const json::object& m) {
+    auto text = string_at(m, "text");
+    if (text.empty()) text = string_at(m, "caption");
+    if (text.empty()) return std::nullopt;
+    const auto* chat = m.if_contains("chat");
+    if (!chat || !chat->is_object()) return std::nullopt;
+    auto chat_id = id_text(chat->as_object().if_contains("id"));
+    auto kind = string_at(chat->as_object(), "type") == "private" ? "direct" : "group";
+    json::object emit{{"text", text},
+                      {"msg_id", chat_id + ":" + id_text(m.if_contains("message_id"))},
+                      {"channel_key", std::string("telegram/") + kind + "/" + chat_id}};
+    if (auto* from = m.if_contains("from"); from && from->is_object()) {
+      const auto& f = from->as_object();
+      emit["sender_id"] = id_text(f.if_contains("id"));
+      emit["sender_name"] = display_name(string_at(f, "first_name"), string_at(f, "last_name"), string_at(f, "username"));
+    } else {
+      emit["sender_id"] = chat_id;
+      emit["sender_name"] = string_at(chat->as_object(), "title");
+    }
+    if (auto* date = m.if_contains("date"); date && date->is_int64()) emit["at"] = date->as_int64() * 1000;
+    return emit;
+  }
+
+  awaitable<void> pause(std::chrono::seconds s) {
+    asio::steady_timer t(io_, s);
+    co_await t.async_wait(use_awaitable);
+  }
+
+  awaitable<void> poll(std::shared_ptr<poller> p) {
+    const std::string cursor_key = "offset/" + p->key;
+    long long offset = 0;
+    if (auto kept = host_.kv_get(cursor_key)) offset = std::stoll(*kept);
+    bool degraded = false;
+    auto set_health = [&](bool bad, const char* code) {
+      if (bad == degraded) return;
+      degraded = bad;
+      host_.report_health(bad ? XCONN_HEALTH_DEGRADED : XCONN_HEALTH_HEALTHY, bad ? code : "");
+    };
+    while (!p->stopping) {
+      json::object params{{"offset", offset}, {"timeout", settings_.poll_timeout_s},
+                          {"allowed_updates", json::array{"message", "channel_post"}}};
+      auto r = co_await api_->call(p->token, "getUpdates", params, std::chrono::seconds(settings_.poll_timeout_s + 10));
+      if (p->stopping) break;
+      if (!r.reached() || r.http_status >= 500) {
+        set_health(true, "telegram_unreachable");
+        co_await pause(2s);
+        continue;
+      }
+      if (r.http_status == 429) {
+        co_await pause(std::chrono::seconds(std::max(1, r.retry_after_s)));
+        continue;
+      }
+      if (r.http_status == 409) {
+        set_health(true, "telegram_conflict");
+        co_await pause(2s);
+        continue;
+      }
+      if (r.http_status == 401 || r.http_status == 404) {
+        std::vector<std::string> lost;
+        {
+          std::lock_guard lock(mutex_);
+          for (const auto& [id, b] : channels_)
+            if (b.key == p->key) lost.push_back(id);
+        }
+        for (const auto& id : lost) host_.set_channel_status(id, "revoked");
+        break;  // the host releases the consumer with the credential
+      }
+      if (!r.ok || !r.result.is_array()) {
+        set_health(true, "telegram_bad_answer");
+        co_await pause(2s);
+        continue;
+      }
+      set_health(false, "");
+      for (const auto& u : r.result.as_array()) {
+        if (!u.is_object()) continue;
+        const auto& update = u.as_object();
+        auto* id = update.if_contains("update_id");
+        if (!id || !id->is_int64()) continue;
+        long long next = id->as_int64() + 1;
+        const json::value* m = update.if_contains("message");
+        if (!m) m = update.if_contains("channel_post");
+        auto emit = m && m->is_object() ? emit_of(m->as_object()) : std::nullopt;
+        auto targets = emit ? channels_of(p->key, id_text(m->as_object().at("chat").as_object().if_contains("id")))
+                            : std::vector<std::string>{};
+        // The offset rides with the last emit of the update: durable exactly when its messages are.
+        auto cursor = kv_batch().put(cursor_key, std::to_string(next));
+        bool stored = true;
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+          auto text = json::serialize(*emit);
+          bool last = i + 1 == targets.size();
+          auto result = co_await host_call<xconn::sdk::emit_result>([&](auto resume) {
+            if (last) host_.emit_with(targets[i], text, cursor, std::move(resume));
+            else host_.emit(targets[i], text, std::move(resume));
+          });
+          stored = result.ok || result.failure.code == "channel_not_found";
+          if (!stored) break;
+        }
+        if (targets.empty()) {
+          auto kept = co_await host_call<xconn::sdk::kv_result>([&](auto resume) { host_.kv_write(cursor, std::move(resume)); });
+          stored = kept.ok;
+        }
+        if (!stored) break;  // asked again from the last durable offset
+        offset = next;
+      }
+    }
+  }
+
+  xconn::sdk::host host_;
+  settings settings_;
+  // Before io_: the coroutines io_ still holds at destruction are destroyed while the client they use exists.
+  std::unique_ptr<bot_api> api_;
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{io_.get_executor()};
+  std::thread runner_;
+  std::mutex mutex_;
+  std::map<std::string, binding> channels_;                  // signed-in channels of this run, by channel id
+  std::map<std::string, std::shared_ptr<poller>> pollers_;   // by token key
+};
+
+}  // namespace
+}  // namespace telegram
+
+XCONN_PLUGIN(telegram::telegram_plugin)

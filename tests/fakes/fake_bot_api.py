@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""A fake Telegram Bot API on loopback, for the telegram plugin's tests: Telegram is outside this machine.
+
+It speaks the real wire format (https://core.telegram.org/bots/api): POST or GET /bot<token>/<method> with JSON,
+form or multipart bodies; answers {"ok": true, "result": ...} or {"ok": false, "error_code", "description",
+"parameters": {"retry_after"}}; getUpdates long-polls with offset confirmation; files at /file/bot<token>/<path>.
+The test drives it through /control/*: bots, chats, updates to deliver, faults to answer, what was sent.
+
+Run: fake_bot_api.py  -> prints "PORT <n>" once listening on 127.0.0.1, then serves until killed.
+"""
+import warnings
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+import cgi  # noqa: E402  (the stdlib multipart parser of Python 3.11)
+import io
+import json
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+lock = threading.Condition()
+bots = {}        # token -> {"id", "username", "first_name"}
+chats = {}       # chat id -> chat object
+updates = {}     # token -> [update]
+next_update = {} # token -> next update_id
+sent = []        # every message a bot sent: {"token_id", "method", "chat_id", "text", "message_id", ...}
+polls = {}       # bot id -> {"calls", "active", "max_active"}
+faults = []      # [{"method", "status", "description", "retry_after", "times"}]: answered before the real thing
+next_message_id = [1000]
+
+
+def bot_public(token):
+    return {"id": bots[token]["id"], "is_bot": True, "first_name": bots[token].get("first_name", "Bot"),
+            "username": bots[token]["username"]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # quiet: the test's output stays readable
+        pass
+
+    def answer(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def fail(self, status, description, retry_after=None):
+        body = {"ok": False, "error_code": status, "description": description}
+        if retry_after is not None:
+            body["parameters"] = {"retry_after": retry_after}
+        self.answer(status, body)
+
+    def params(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        kind = self.headers.get("Content-Type", "")
+        if kind.startswith("application/json") and raw:
+            query.update(json.loads(raw))
+        elif kind.startswith("application/x-www-form-urlencoded"):
+            query.update(dict(urllib.parse.parse_qsl(raw.decode())))
+        elif kind.startswith("multipart/form-data"):
+            form = cgi.FieldStorage(fp=io.BytesIO(raw), headers=self.headers,
+                                    environ={"REQUEST_METHOD": "POST", "CONTENT_TYPE": kind})
+            for key in form.keys():
+                item = form[key]
+                if item.filename:
+                    query[key] = {"filename": item.filename, "type": item.type, "bytes": len(item.value)}
+                else:
+                    query[key] = item.value
+        return query
+
+    def do_GET(self):
+        self.route()
+
+    def do_POST(self):
+        self.route()
+
+    def route(self):
+        path = urllib.parse.urlsplit(self.path).path
+        if path.startswith("/control/"):
+            return self.control(path[len("/control/"):])
+        if path.startswith("/bot"):
+            token, _, method = path[len("/bot"):].partition("/")
+            return self.method(token, method)
+        self.fail(404, "Not Found")
+
+    def control(self, what):
+        p = self.params()
+        with lock:
+            if what == "bot":
+                bots[p["token"]] = {"id": int(p["id"]), "username": p["username"], "first_name": p.get("first_name", "Bot")}
+                updates.setdefault(p["token"], [])
+                next_update.setdefault(p["token"], 1)
+                return self.answer(200, {"ok": True})
+            if what == "chat":
+                chats[int(p["id"])] = p
+                return self.answer(200, {"ok": True})
+            if what == "update":
+                token = p["token"]
+                update = p["update"]
+                update["update_id"] = next_update[token]
+                next_update[token] += 1
+                updates[token].append(update)
+                lock.notify_all()
+                return self.answer(200, {"ok": True, "update_id": update["update_id"]})
+            if what == "fault":
+                faults.append(p)
+                return self.answer(200, {"ok": True})
+            if what == "state":
+                return self.answer(200, {"sent": sent, "polls": {str(k): v for k, v in polls.items()},
+                                         "pending": {str(bots[t]["id"]): len(u) for t, u in updates.items() if t in bots}})
+        self.fail(404, "Not Found")
+
+    def fault_for(self, method):
+        for f in faults:
+            if f["method"] == method and f.get("times", 1) > 0:
+                f["times"] = f.get("times", 1) - 1
+                return f
+        return None
+
+    def method(self, token, method):
+        p = self.params()
+        with lock:
+            known = token in bots
+            fault = self.fault_for(method)
+        if not known:
+            return self.fail(401, "Unauthorized")
+        if fault:
+            return self.fail(int(fault["status"]), fault.get("description", "fault"), fault.get("retry_after"))
+        bot = bots[token]
+        if method == "getMe":
+            return self.answer(200, {"ok": True, "result": bot_public(token)})
+        if method == "getChat":
+            chat_id = p.get("chat_id")
+            try:
+                chat = chats.get(int(chat_id))
+            except (TypeError, ValueError):
+                chat = None
+            if chat is None:
+                return self.fail(400, "Bad Request: chat not found")
+            return self.answer(200, {"ok": True, "result": chat})
+        if method == "getUpdates":
+            return self.get_updates(token, p)
+        if method in ("sendMessage", "sendPhoto", "sendDocument", "sendVideo", "editMessageText", "sendChatAction"):
+            with lock:
+                record = {"bot_id": bot["id"], "method": method}
+                record.update({k: v for k, v in p.items()})
+                if method != "sendChatAction" and method != "editMessageText":
+                    next_message_id[0] += 1
+                    record["message_id"] = next_message_id[0]
+                sent.append(record)
+            if method == "sendChatAction":
+                return self.answer(200, {"ok": True, "result": True})
+            message = {"message_id": record.get("message_id", p.get("message_id")), "date": int(time.time()),
+                       "chat": chats.get(int(p["chat_id"]), {"id": int(p["chat_id"])}), "text": p.get("text", "")}
+            return self.answer(200, {"ok": True, "result": message})
+        self.fail(404, "Not Found: method not found")
+
+    def get_updates(self, token, p):
+        bot_id = bots[token]["id"]
+        offset = int(p.get("offset", 0) or 0)
+        timeout = min(int(p.get("timeout", 0) or 0), 50)
+        deadline = time.time() + timeout
+        with lock:
+            stats = polls.setdefault(bot_id, {"calls": 0, "active": 0, "max_active": 0})
+            stats["calls"] += 1
+            stats["active"] += 1
+            stats["max_active"] = max(stats["max_active"], stats["active"])
+            try:
+                # An offset confirms every update before it (Telegram forgets them).
+                updates[token] = [u for u in updates[token] if u["update_id"] >= offset]
+                while not updates[token] and time.time() < deadline:
+                    lock.wait(max(0.0, deadline - time.time()))
+                    updates[token] = [u for u in updates[token] if u["update_id"] >= offset]
+                result = updates[token][:100]
+            finally:
+                stats["active"] -= 1
+        self.answer(200, {"ok": True, "result": result})
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print("PORT", server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+// The telegram plugin (adapters page "telegram") on the real server, against the fake Bot API on loopback
+// (tests/fakes/fake_bot_api.py): sign-in and its refusals, inbound updates to chat.message with the offset kept,
+// a final to sendMessage, one poller per token, an idempotent tool, a restart with updates waiting, and the token
+// nowhere but the sealed store.
+#include "support/data_plane.hpp"
+#include "support/fake_telegram.hpp"
+#include "support/log_capture.hpp"
+#include "support/server_fixture.hpp"
+#include "support/wire_client.hpp"
+
+#include <gtest/gtest.h>
+
+namespace xconn::test {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const std::string token = "123456:AAH-planted-telegram-token-9f8e";
+constexpr long long bot_id = 123456;
+constexpr long long group_id = -1001234567890;
+
+class telegram : public ::testing::Test {
+ protected:
+  telegram()
+      : server({"telegram.so"}, [this](config& c) {
+          c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1}};
+        }) {
+    api.add_bot(token, bot_id, "xconn_bot");
+    api.add_chat(group_id, "supergroup", "Ops room");
+    api.add_chat(42, "private", "Ann");
+  }
+  void SetUp() override {
+    server.start();
+    dp = dp_client::connect(server.port(), server.key(), "telegram");
+    ASSERT_TRUE(dp);
+  }
+  void TearDown() override {
+    dp.reset();
+    server.stop();
+  }
+
+  std::optional<json::object> sign_in(const std::string& channel, const std::string& bot_token,
+                                      const std::string& chat_id) {
+    return dp->auth_start(channel, "telegram_bot_binding", json::object{{"bot_token", bot_token}, {"chat_id", chat_id}});
+  }
+  std::string bound(const std::string& chat_id = std::to_string(group_id)) {
+    return dp->open_signed_in("telegram_bot_binding", {{"bot_token", token}, {"chat_id", chat_id}});
+  }
+  // The messages the bot sent with this method.
+  std::vector<json::object> sent(const std::string& method = "sendMessage") {
+    std::vector<json::object> out;
+    auto state = api.state();
+    for (const auto& s : state["sent"].as_array())
+      if (text_of(s.as_object(), "method") == method) out.push_back(s.as_object());
+    return out;
+  }
+
+  fake_telegram api;
+  server_fixture server;
+  std::unique_ptr<dp_client> dp;
+};
+
+TEST_F(telegram, a_bot_and_chat_sign_in_with_the_chat_title_and_a_masked_hint_and_refusals_have_their_codes) {
+  auto channel = dp->open();
+  auto ack = sign_in(channel, token, std::to_string(group_id));
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  auto target = descriptor_in(*ack)["target"].as_object();
+  EXPECT_EQ(text_of(target, "display_name"), "Ops room");
+  EXPECT_EQ(text_of(target, "account_hint"), "@xconn_bot / chat -10*********90");
+  EXPECT_EQ(text_of(descriptor_in(*ack)["connection"].as_object(), "status"), "connected");
+
+  auto refused = [&](const std::string& bot_token, const std::string& chat) {
+    auto a = sign_in(dp->open(), bot_token, chat);
+    return a ? error_code(*a) : std::string("no answer");
+  };
+  EXPECT_EQ(refused("999:not-a-known-token", "42"), "invalid_credentials");
+  EXPECT_EQ(refused(token, "777"), "chat_not_found");
+  EXPECT_EQ(refused(token, std::to_string(bot_id)), "invalid_chat");
+}
+
+TEST_F(telegram, an_update_becomes_a_chat_message_and_a_final_becomes_send_message) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  api.add_update(token, telegram_text(group_id, "supergroup", 7, 555, "Bo", "where is the report?"));
+  auto m = dp->next_push("chat.message", channel, 10s);
+  ASSERT_TRUE(m);
+  auto p = payload_of(*m);
+  EXPECT_EQ(text_of(p, "text"), "where is the report?");
+  dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
+
+  auto sent_ack = dp->request("chat.message", {{"message_id", "reply-1"}, {"text", "in the shared folder"}}, channel, 10s);
+  ASSERT_TRUE(sent_ack);
+  EXPECT_EQ(text_of(payload_of(*sent_ack), "status"), "accepted") << json::serialize(*sent_ack);
+  auto out = sent();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].at("text"), "in the shared folder");
+  EXPECT_EQ(out[0].at("chat_id").to_number<long long>(), group_id);
+  EXPECT_EQ(text_of(payload_of(*sent_ack), "external_key"),
+            std::to_string(group_id) + ":" + std::to_string(out[0].at("message_id").to_number<long long>()));
+}
+
+TEST_F(telegram, three_channels_on_one_token_share_one_poller_and_each_gets_its_own_chat) {
+  auto a = bound(), b = bound(), direct = bound("42");
+  ASSERT_FALSE(a.empty() || b.empty() || direct.empty());
+  api.add_update(token, telegram_text(42, "private", 3, 42, "Ann", "just for the direct one"));
+  auto m = dp->next_push("chat.message", direct, 10s);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_of(payload_of(*m), "text"), "just for the direct one");
+  EXPECT_FALSE(dp->next_push("chat.message", a, 300ms));
+  // Several long polls have run by now: never two at once for this bot.
+  ASSERT_TRUE(wait_until([&] { return api.state()["polls"].as_object()[std::to_string(bot_id)].at("calls").to_number<int>() >= 3; }, 10s));
+  EXPECT_EQ(api.state()["polls"].as_object()[std::to_string(bot_id)].at("max_active"), 1);
+}
+
+TEST_F(telegram, a_side_effect_tool_with_one_tool_call_id_sends_once) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  for (int i = 0; i < 2; ++i) {
+    auto ack = dp->invoke(channel, "telegram_message_send", {{"text", "deploy finished"}}, {{"tool_call_id", "call-7"}});
+    ASSERT_TRUE(ack);
+    EXPECT_EQ(error_code(*ack), "") << json::serialize(*ack);
+    EXPECT_EQ(text_of(payload_of(*ack)["result"].as_object(), "status"), "sent");
+  }
+  EXPECT_EQ(sent().size(), 1u);
+}
+
+TEST_F(telegram, updates_waiting_through_a_restart_are_delivered_once_and_the_channel_is_verified_again) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto connector_id = dp->connector_id();
+  api.add_update(token, telegram_text(group_id, "supergroup", 1, 555, "Bo", "before"));
+  auto first = dp->next_push("chat.message", channel, 10s);
+  ASSERT_TRUE(first);
+  dp->send("chat.message.ack", {{"message_id", payload_of(*first).at("message_id")}, {"status", "accepted"}}, channel);
+  dp.reset();
+  server.stop();
+  api.add_update(token, telegram_text(group_id, "supergroup", 2, 555, "Bo", "while down"));
+  server.start();
+  dp = dp_client::connect(server.port(), server.key(), "telegram", {{"connector_id", connector_id}});
+  ASSERT_TRUE(dp);
+  ASSERT_TRUE(dp->open_channel(channel));
+  EXPECT_TRUE(wait_until([&] {
+    auto d = dp->get_descriptor(channel);
+    return d && text_of(descriptor_in(*d)["connection"].as_object(), "status") == "connected";
+  }, 10s));
+  std::vector<std::string> texts;
+  while (auto m = dp->next_push("chat.message", channel, 2s)) {
+    texts.push_back(text_of(payload_of(*m), "text"));
+    dp->send("chat.message.ack", {{"message_id", payload_of(*m).at("message_id")}, {"status", "accepted"}}, channel);
+  }
+  EXPECT_EQ(texts, std::vector<std::string>{"while down"});
+}
+
+TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
+  log_capture logs;
+  fake_telegram api;
+  api.add_bot(token, bot_id, "xconn_bot");
+  api.add_chat(group_id, "group", "Ops room");
+  std::optional<server_fixture> server(std::in_place, std::vector<std::string>{"telegram.so"}, [&](config& c) {
+    c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1}};
+  });
+  server->start();
+  {
+    auto dp = dp_client::connect(server->port(), server->key(), "telegram");
+    ASSERT_TRUE(dp);
+    auto channel = dp->open_signed_in("telegram_bot_binding", {{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+    ASSERT_FALSE(channel.empty());
+    auto bad = dp->auth_start(dp->open(), "telegram_bot_binding", json::object{{"bot_token", token + "x"}, {"chat_id", "1"}});
+    ASSERT_TRUE(bad);
+    for (const auto& text : dp->received()) EXPECT_EQ(text.find(token), std::string::npos) << text;
+    for (const auto& route : {"/metrics", "/connectors/telegram/events?limit=1000", "/connectors/telegram/health"}) {
+      auto r = http_get(server->port(), route, server->key());
+      EXPECT_EQ(r.body.find(token), std::string::npos) << route;
+    }
+  }
+  server->stop();
+  EXPECT_EQ(read_file(server->dir().path() / "store" / "data.mdb").find(token), std::string::npos);
+  server.reset();
+  EXPECT_EQ(logs.text().find(token), std::string::npos);
+  EXPECT_EQ(logs.text().find("planted-telegram"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xconn::test

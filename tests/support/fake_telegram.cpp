@@ -1,0 +1,67 @@
+#include "support/fake_telegram.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace xconn::test {
+namespace json = boost::json;
+
+fake_telegram::fake_telegram() {
+  process_ = std::make_unique<daemon_process>(std::vector<std::string>{(source_dir() / "tests/fakes/fake_bot_api.py").string()},
+                                              dir_.path(), std::map<std::string, std::string>{},
+                                              XCONN_TEST_PYTHON);
+  wait_until([&] {
+    auto text = process_->console();
+    auto at = text.find("PORT ");
+    if (at == std::string::npos) return false;
+    port_ = static_cast<unsigned short>(std::stoi(text.substr(at + 5)));
+    return true;
+  }, std::chrono::seconds(20));
+  if (port_ == 0) ADD_FAILURE() << "the fake Bot API did not start: " << process_->console();
+}
+
+json::value fake_telegram::control(const std::string& what, const json::object& body) {
+  auto r = http_call(port_, "POST", "/control/" + what, {{"Content-Type", "application/json"}}, json::serialize(body));
+  EXPECT_EQ(r.status, 200) << what << ": " << r.body;
+  return r.json();
+}
+
+void fake_telegram::add_bot(const std::string& token, long long id, const std::string& username) {
+  control("bot", {{"token", token}, {"id", id}, {"username", username}, {"first_name", "Xconn"}});
+}
+
+void fake_telegram::add_chat(long long id, const std::string& type, const std::string& title) {
+  json::object chat{{"id", id}, {"type", type}};
+  if (type == "private") chat["first_name"] = title;
+  else chat["title"] = title;
+  control("chat", chat);
+}
+
+long long fake_telegram::add_update(const std::string& token, const json::object& message) {
+  auto v = control("update", {{"token", token}, {"update", {{"message", message}}}});
+  return v.is_object() ? v.at("update_id").to_number<long long>() : -1;
+}
+
+void fake_telegram::add_fault(const std::string& method, int status, const std::string& description, int times,
+                              int retry_after) {
+  json::object f{{"method", method}, {"status", status}, {"description", description}, {"times", times}};
+  if (retry_after) f["retry_after"] = retry_after;
+  control("fault", f);
+}
+
+json::object fake_telegram::state() {
+  auto v = control("state", {});
+  return v.is_object() ? v.as_object() : json::object{};
+}
+
+json::object telegram_text(long long chat_id, const std::string& chat_type, long long message_id, long long from_id,
+                           const std::string& first_name, const std::string& text) {
+  return {{"message_id", message_id},
+          {"date", 1790000000},
+          {"chat", {{"id", chat_id}, {"type", chat_type}}},
+          {"from", {{"id", from_id}, {"is_bot", false}, {"first_name", first_name}}},
+          {"text", text}};
+}
+
+}  // namespace xconn::test

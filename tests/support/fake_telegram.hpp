@@ -1,0 +1,43 @@
+// The fake Telegram Bot API (tests/fakes/fake_bot_api.py) as a child process on a loopback port, and the calls a
+// test makes to its /control routes: bots, chats, updates to deliver, faults, and what the bots sent.
+#pragma once
+
+#include "support/daemon_process.hpp"
+#include "support/wire_client.hpp"
+
+#include <boost/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace xconn::test {
+
+class fake_telegram {
+ public:
+  fake_telegram();
+  unsigned short port() const { return port_; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  void add_bot(const std::string& token, long long id, const std::string& username);
+  void add_chat(long long id, const std::string& type, const std::string& title);
+  // A message update for the bot of token; returns its update_id.
+  long long add_update(const std::string& token, const boost::json::object& message);
+  // The next `times` calls of method answer status (and retry_after, when not 0).
+  void add_fault(const std::string& method, int status, const std::string& description, int times = 1,
+                 int retry_after = 0);
+  // {"sent": [...], "polls": {bot_id: {"calls","active","max_active"}}, "pending": {bot_id: n}}
+  boost::json::object state();
+
+ private:
+  boost::json::value control(const std::string& what, const boost::json::object& body);
+
+  temp_dir dir_;  // its console
+  std::unique_ptr<daemon_process> process_;
+  unsigned short port_ = 0;
+};
+
+// A text message of a chat, as Telegram sends it in an update.
+boost::json::object telegram_text(long long chat_id, const std::string& chat_type, long long message_id,
+                                  long long from_id, const std::string& first_name, const std::string& text);
+
+}  // namespace xconn::test
