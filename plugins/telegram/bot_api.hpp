@@ -4,6 +4,8 @@
 // contains a URL, a request or a response body.
 #pragma once
 
+#include "api_endpoint.hpp"
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -16,17 +18,6 @@
 #include <string>
 
 namespace telegram {
-
-// Where the Bot API is: "https://api.telegram.org" or, for tests, "http://127.0.0.1:PORT".
-struct api_endpoint {
-  bool tls = true;
-  std::string host;
-  std::string port;
-  std::string base_path;  // "" or "/prefix", no trailing slash
-
-  // nullopt when url is not http(s)://host[:port][/path].
-  static std::optional<api_endpoint> parse(std::string_view url);
-};
 
 // One Bot API answer. transport_error set: no HTTP answer came (refused, TLS, timeout); else the status and, for a
 // JSON body, Telegram's {"ok", "result", "error_code", "description", "parameters": {"retry_after"}}.
