@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace xconn::test {
 namespace {
 namespace json = boost::json;
@@ -150,6 +152,55 @@ TEST_F(telegram, updates_waiting_through_a_restart_are_delivered_once_and_the_ch
     dp->send("chat.message.ack", {{"message_id", payload_of(*m).at("message_id")}, {"status", "accepted"}}, channel);
   }
   EXPECT_EQ(texts, std::vector<std::string>{"while down"});
+}
+
+TEST_F(telegram, a_409_degrades_the_plugin_until_a_poll_succeeds_and_a_429_on_send_is_waited_out) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto adapter = [&] {
+    auto h = http_get(server.port(), "/connectors/telegram/health", server.key()).json();
+    return h.is_object() ? h.at("adapter").as_object() : json::object{};
+  };
+  api.add_fault("getUpdates", 409, "Conflict: terminated by other getUpdates request", 2);
+  EXPECT_TRUE(wait_until([&] { return text_of(adapter(), "last_error_code") == "telegram_conflict"; }, 10s));
+  EXPECT_TRUE(wait_until([&] { return text_of(adapter(), "health") == "healthy"; }, 15s)) << json::serialize(adapter());
+
+  api.add_fault("sendMessage", 429, "Too Many Requests: retry after 1", 1, 1);
+  auto ack = dp->request("chat.message", {{"message_id", "after-429"}, {"text", "patience"}}, channel, 15s);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+  EXPECT_EQ(sent().size(), 1u);
+}
+
+TEST_F(telegram, a_token_refused_while_polling_turns_its_channels_revoked) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  api.add_fault("getUpdates", 401, "Unauthorized", 1000);
+  EXPECT_EQ(last_pushed_status(*dp, channel, "revoked", 10s), "revoked");
+  auto ack = dp->invoke(channel, "telegram_message_send", {{"text", "x"}});
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(error_code(*ack), "connection_not_authenticated");
+}
+
+TEST_F(telegram, the_last_sign_out_of_a_token_stops_its_poller) {
+  auto a = bound(), b = bound();
+  ASSERT_FALSE(a.empty() || b.empty());
+  auto calls = [&] {
+    auto state = api.state();
+    auto& polls = state["polls"].as_object();
+    auto* bot = polls.if_contains(std::to_string(bot_id));
+    return bot ? bot->at("calls").to_number<int>() : 0;
+  };
+  ASSERT_TRUE(wait_until([&] { return calls() >= 2; }, 10s));
+  ASSERT_TRUE(dp->request("auth.logout", {}, a));
+  auto still = calls();
+  EXPECT_TRUE(wait_until([&] { return calls() >= still + 2; }, 10s)) << "one channel still holds the poller";
+  ASSERT_TRUE(dp->request("auth.logout", {}, b));
+  // The poll in flight may end; no new one starts after it.
+  std::this_thread::sleep_for(1500ms);  // longer than one poll (poll_timeout_s = 1): a running poller would ask again
+  auto after = calls();
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(calls(), after);
 }
 
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
