@@ -188,7 +188,23 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (!b) return done.ok(R"({"ok":false,"error":"connection_not_authenticated","retryable":false})");
     if (auto* files = reply.if_contains("files"); files && files->is_array() && !files->as_array().empty())
       return done.ok(R"({"ok":false,"error":"files_not_supported_yet","retryable":false,"message":"this build sends text only"})");
-    spawn(send_text(*b, string_at(reply, "text"), std::move(done)));
+    spawn(send_text(*b, string_at(reply, "text"), string_at(reply, "idempotency_key"), std::move(done)));
+  }
+
+  // A delta: the first creates the Telegram message, later ones edit it at most once a second per chat (the latest
+  // text wins); the final edits it to the whole text (send).
+  void update(std::string_view channel, std::string_view message_id, std::string_view text_so_far,
+              completion done) override {
+    auto b = binding_of(std::string(channel));
+    if (!b) return done.ok();
+    spawn(live_update(*b, std::string(message_id), std::string(text_so_far)));
+    done.ok();
+  }
+
+  void activity(std::string_view channel, std::string_view status, std::string_view, completion done) override {
+    auto b = binding_of(std::string(channel));
+    if (b && status != "idle") spawn(chat_action(*b));
+    done.ok();
   }
 
   void invoke_tool(std::string_view channel, std::string_view tool_id, std::string_view arguments_json,
@@ -208,6 +224,14 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string token;
     std::string key;      // token_key(token): the shared poller
     std::string chat_id;  // Telegram's integer id, as text
+  };
+  // One assistant message shown live (deltas as edits), by channel and message id.
+  struct live_message {
+    std::string telegram_id;  // "" until sendMessage answered
+    std::string shown;        // the text Telegram has
+    std::string latest;       // the newest text the host gave
+    std::chrono::steady_clock::time_point last_edit{};
+    bool busy = false;        // a send or edit is on its way; it picks up `latest` when it returns
   };
   struct poller {
     std::string token;
@@ -345,10 +369,121 @@ class telegram_plugin final : public xconn::sdk::plugin {
     return r.http_status == 429 ? "rate_limited" : "telegram_" + std::to_string(r.http_status);
   }
 
-  awaitable<void> send_text(binding b, std::string text, completion done) {
+  awaitable<api_reply> edit_message(const binding& b, const std::string& telegram_id, const std::string& text) {
+    json::object params;
+    params["chat_id"] = std::stoll(b.chat_id);
+    params["message_id"] = std::stoll(telegram_id);
+    params["text"] = text;
+    auto r = co_await api_->call(b.token, "editMessageText", params, call_timeout);
+    // The same text again is not an error worth failing for.
+    if (r.http_status == 400 && r.description.find("message is not modified") != std::string::npos) r.ok = true;
+    co_return r;
+  }
+
+  awaitable<void> chat_action(binding b) {
+    json::object params;
+    params["chat_id"] = std::stoll(b.chat_id);
+    params["action"] = "typing";
+    co_await api_->call(b.token, "sendChatAction", params, call_timeout);
+  }
+
+  // Brings the Telegram message of (channel, message id) to the newest text, one request at a time and at most one
+  // edit a second; the first text creates it.
+  awaitable<void> live_update(binding b, std::string message_id, std::string text) {
+    const std::string key = b.channel + "\n" + message_id;
+    {
+      std::lock_guard lock(mutex_);
+      auto& live = live_[key];
+      live.latest = first_part(text);
+      if (live.busy) co_return;  // the request on its way takes the newest text when it returns
+      live.busy = true;
+    }
+    for (;;) {
+      std::string telegram_id, want;
+      std::chrono::steady_clock::time_point last;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = live_.find(key);
+        if (it == live_.end()) co_return;  // the final took over
+        if (it->second.latest == it->second.shown) {
+          it->second.busy = false;
+          co_return;
+        }
+        telegram_id = it->second.telegram_id;
+        want = it->second.latest;
+        last = it->second.last_edit;
+      }
+      if (!telegram_id.empty()) {
+        auto next = last + 1s;
+        if (next > std::chrono::steady_clock::now()) {
+          asio::steady_timer wait(io_, next);
+          co_await wait.async_wait(use_awaitable);
+          continue;  // newer text may have come meanwhile
+        }
+      }
+      // Two statements: GCC 12 miscompiles co_await inside a conditional expression.
+      api_reply r;
+      if (telegram_id.empty()) r = co_await send_message(b, want, std::chrono::steady_clock::now() + 10s);
+      else r = co_await edit_message(b, telegram_id, want);
+      std::lock_guard lock(mutex_);
+      auto it = live_.find(key);
+      if (it == live_.end()) co_return;
+      it->second.last_edit = std::chrono::steady_clock::now();
+      if (!r.ok) {
+        it->second.busy = false;  // the final will send or edit the whole text
+        co_return;
+      }
+      if (telegram_id.empty() && r.result.is_object())
+        it->second.telegram_id = id_text(r.result.as_object().if_contains("message_id"));
+      it->second.shown = want;
+    }
+  }
+
+  static std::string first_part(const std::string& text) {
+    auto parts = split_text(text);
+    return parts.empty() ? std::string() : parts.front();
+  }
+
+  // The live message of a final, taken over by it: its Telegram id, once no request of it is on its way.
+  awaitable<std::string> take_live(const std::string& channel, const std::string& message_id) {
+    const std::string key = channel + "\n" + message_id;
+    for (int waited = 0; waited < 200; ++waited) {
+      {
+        std::lock_guard lock(mutex_);
+        auto it = live_.find(key);
+        if (it == live_.end()) co_return std::string();
+        if (!it->second.busy) {
+          auto id = it->second.telegram_id;
+          live_.erase(it);
+          co_return id;
+        }
+      }
+      asio::steady_timer wait(io_, 50ms);
+      co_await wait.async_wait(use_awaitable);
+    }
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(key);
+    auto id = it == live_.end() ? std::string() : it->second.telegram_id;
+    if (it != live_.end()) live_.erase(it);
+    co_return id;
+  }
+
+  awaitable<void> send_text(binding b, std::string text, std::string message_id, completion done) {
     auto deadline = std::chrono::steady_clock::now() + 25s;
     std::string first_id;
-    for (const auto& part : split_text(text)) {
+    std::string live_id;
+    if (!message_id.empty()) live_id = co_await take_live(b.channel, message_id);
+    auto parts = split_text(text);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const auto& part = parts[i];
+      bool edit_live = i == 0 && !live_id.empty();
+      if (edit_live) {
+        auto edited = co_await edit_message(b, live_id, part);
+        if (edited.ok) {
+          first_id = live_id;
+          continue;
+        }
+      }
       auto r = co_await send_message(b, part, deadline);
       if (!r.ok) {
         bool retryable = !r.reached() || r.http_status == 429 || r.http_status >= 500;
@@ -498,6 +633,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   std::mutex mutex_;
   std::map<std::string, binding> channels_;                  // signed-in channels of this run, by channel id
   std::map<std::string, std::shared_ptr<poller>> pollers_;   // by token key
+  std::map<std::string, live_message> live_;                  // by channel "\n" message id
 };
 
 }  // namespace

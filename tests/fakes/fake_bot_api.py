@@ -149,7 +149,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.get_updates(token, p)
         if method in ("sendMessage", "sendPhoto", "sendDocument", "sendVideo", "editMessageText", "sendChatAction"):
             with lock:
-                record = {"bot_id": bot["id"], "method": method}
+                record = {"bot_id": bot["id"], "method": method, "at": time.time()}
                 record.update({k: v for k, v in p.items()})
                 if method != "sendChatAction" and method != "editMessageText":
                     next_message_id[0] += 1

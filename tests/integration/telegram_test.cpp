@@ -203,6 +203,31 @@ TEST_F(telegram, the_last_sign_out_of_a_token_stops_its_poller) {
   EXPECT_EQ(calls(), after);
 }
 
+TEST_F(telegram, deltas_create_one_message_edited_at_most_once_a_second_and_the_final_edits_it_whole) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  dp->send("chat.activity", {{"status", "thinking"}}, channel);
+  EXPECT_TRUE(wait_until([&] { return sent("sendChatAction").size() == 1; }, 5s));
+  std::string text;
+  for (int seq = 1; seq <= 12; ++seq) {
+    text += "word" + std::to_string(seq) + " ";
+    dp->send("chat.message.delta", {{"message_id", "live-1"}, {"sequence", seq}, {"text", text}}, channel);
+    std::this_thread::sleep_for(150ms);  // a stream of deltas over about two seconds, as a model writes
+  }
+  auto ack = dp->request("chat.message", {{"message_id", "live-1"}, {"text", text + "done."}}, channel, 15s);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+  EXPECT_EQ(sent("sendMessage").size(), 1u) << "one message, created by the first delta";
+  auto edits = sent("editMessageText");
+  ASSERT_GE(edits.size(), 2u);
+  EXPECT_EQ(text_of(edits.back(), "text"), text + "done.");
+  for (std::size_t i = 1; i + 1 < edits.size(); ++i)  // the final's own edit may follow its last delta at once
+    EXPECT_GE(edits[i].at("at").to_number<double>() - edits[i - 1].at("at").to_number<double>(), 0.95) << i;
+  auto message_id = sent("sendMessage")[0].at("message_id").to_number<long long>();
+  for (const auto& e : edits) EXPECT_EQ(e.at("message_id").to_number<long long>(), message_id);
+  EXPECT_EQ(text_of(payload_of(*ack), "external_key"), std::to_string(group_id) + ":" + std::to_string(message_id));
+}
+
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
   log_capture logs;
   fake_telegram api;
