@@ -41,6 +41,7 @@ using xconn::sdk::kv_batch;
 using namespace std::chrono_literals;
 
 constexpr auto call_timeout = 15s;
+constexpr std::size_t max_media_bytes = 50u << 20;  // above the Bot API's own 20 MB download limit
 
 struct settings {
   std::string api_base_url = "https://api.telegram.org";
@@ -519,7 +520,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   static std::optional<json::object> emit_of(const json::object& m) {
     auto text = string_at(m, "text");
     if (text.empty()) text = string_at(m, "caption");
-    if (text.empty()) return std::nullopt;
+    if (text.empty() && !media_of(m)) return std::nullopt;
     const auto* chat = m.if_contains("chat");
     if (!chat || !chat->is_object()) return std::nullopt;
     auto chat_id = id_text(chat->as_object().if_contains("id"));
@@ -537,6 +538,53 @@ class telegram_plugin final : public xconn::sdk::plugin {
     }
     if (auto* date = m.if_contains("date"); date && date->is_int64()) emit["at"] = date->as_int64() * 1000;
     return emit;
+  }
+
+  // The one file a message carries (the largest photo size; a document, video, audio or voice note), or nullopt.
+  struct media {
+    std::string file_id;
+    std::string filename;
+    std::string mime_type;
+  };
+  static std::optional<media> media_of(const json::object& m) {
+    if (auto* photo = m.if_contains("photo"); photo && photo->is_array() && !photo->as_array().empty()) {
+      const auto& largest = photo->as_array().back();
+      if (largest.is_object()) return media{string_at(largest.as_object(), "file_id"), "photo.jpg", "image/jpeg"};
+    }
+    for (const char* kind : {"document", "video", "audio", "voice"}) {
+      auto* f = m.if_contains(kind);
+      if (!f || !f->is_object()) continue;
+      const auto& o = f->as_object();
+      auto name = string_at(o, "file_name");
+      if (name.empty()) name = std::string(kind) == "voice" ? "voice.ogg" : kind;
+      auto mime = string_at(o, "mime_type");
+      return media{string_at(o, "file_id"), name, mime.empty() ? "application/octet-stream" : mime};
+    }
+    return std::nullopt;
+  }
+
+  // Fetches the message's file from Telegram at once (its links expire); nullopt when it cannot be had.
+  awaitable<std::optional<std::string>> fetch_media(const std::string& token, const media& file) {
+    json::object params;
+    params["file_id"] = file.file_id;
+    auto info = co_await api_->call(token, "getFile", params, call_timeout);
+    if (!info.ok || !info.result.is_object()) co_return std::nullopt;
+    auto path = string_at(info.result.as_object(), "file_path");
+    if (path.empty()) co_return std::nullopt;
+    std::string bytes;
+    auto got = co_await api_->download(token, path, max_media_bytes, std::chrono::seconds(60), &bytes);
+    if (!got.ok) co_return std::nullopt;
+    co_return bytes;
+  }
+
+  // Stores bytes as a file of channel (never waiting for the store); the file_ref, or "" when refused.
+  awaitable<std::string> store_file(const std::string& channel, const media& file, std::string bytes) {
+    auto stored = co_await host_call<xconn::sdk::file_result>([&](auto resume) {
+      host_.put_file_nowait(channel, file.filename, file.mime_type, std::move(bytes), std::move(resume));
+    });
+    if (!stored.ok) co_return std::string();
+    auto item = parse_object(stored.file_json).value_or(json::object{});
+    co_return string_at(item, "file_ref");
   }
 
   awaitable<void> pause(std::chrono::seconds s) {
@@ -602,9 +650,21 @@ class telegram_plugin final : public xconn::sdk::plugin {
                             : std::vector<std::string>{};
         // The offset rides with the last emit of the update: durable exactly when its messages are.
         auto cursor = kv_batch().put(cursor_key, std::to_string(next));
+        auto file = emit ? media_of(m->as_object()) : std::nullopt;
+        std::optional<std::string> bytes;
+        if (file && !targets.empty()) {
+          bytes = co_await fetch_media(p->token, *file);
+          if (!bytes) host_.log(XCONN_LOG_WARN, "telegram: a message's file could not be fetched; sent without it");
+        }
         bool stored = true;
         for (std::size_t i = 0; i < targets.size(); ++i) {
-          auto text = json::serialize(*emit);
+          auto message = *emit;
+          if (bytes) {
+            auto ref = co_await store_file(targets[i], *file, *bytes);
+            if (!ref.empty()) message["files"] = json::array{json::object{{"file_ref", ref}}};
+          }
+          if (string_at(message, "text").empty() && !message.contains("files")) message["text"] = "[a file that could not be fetched]";
+          auto text = json::serialize(message);
           bool last = i + 1 == targets.size();
           auto result = co_await host_call<xconn::sdk::emit_result>([&](auto resume) {
             if (last) host_.emit_with(targets[i], text, cursor, std::move(resume));

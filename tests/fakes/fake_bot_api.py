@@ -10,6 +10,7 @@ Run: fake_bot_api.py  -> prints "PORT <n>" once listening on 127.0.0.1, then ser
 """
 import warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)
+import base64
 import cgi  # noqa: E402  (the stdlib multipart parser of Python 3.11)
 import io
 import json
@@ -26,6 +27,7 @@ updates = {}     # token -> [update]
 next_update = {} # token -> next update_id
 sent = []        # every message a bot sent: {"token_id", "method", "chat_id", "text", "message_id", ...}
 polls = {}       # bot id -> {"calls", "active", "max_active"}
+files = {}       # file_id -> {"path", "bytes"}
 faults = []      # [{"method", "status", "description", "retry_after", "times"}]: answered before the real thing
 next_message_id = [1000]
 
@@ -85,6 +87,9 @@ class Handler(BaseHTTPRequestHandler):
         path = urllib.parse.urlsplit(self.path).path
         if path.startswith("/control/"):
             return self.control(path[len("/control/"):])
+        if path.startswith("/file/bot"):
+            token, _, file_path = path[len("/file/bot"):].partition("/")
+            return self.file(token, file_path)
         if path.startswith("/bot"):
             token, _, method = path[len("/bot"):].partition("/")
             return self.method(token, method)
@@ -109,6 +114,9 @@ class Handler(BaseHTTPRequestHandler):
                 updates[token].append(update)
                 lock.notify_all()
                 return self.answer(200, {"ok": True, "update_id": update["update_id"]})
+            if what == "file":
+                files[p["file_id"]] = {"path": p["path"], "bytes": base64.b64decode(p["base64"])}
+                return self.answer(200, {"ok": True})
             if what == "fault":
                 faults.append(p)
                 return self.answer(200, {"ok": True})
@@ -116,6 +124,18 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, {"sent": sent, "polls": {str(k): v for k, v in polls.items()},
                                          "pending": {str(bots[t]["id"]): len(u) for t, u in updates.items() if t in bots}})
         self.fail(404, "Not Found")
+
+    def file(self, token, file_path):
+        with lock:
+            found = [f for f in files.values() if f["path"] == file_path] if token in bots else []
+        if not found:
+            return self.fail(404, "Not Found")
+        data = found[0]["bytes"]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def fault_for(self, method):
         for f in faults:
@@ -145,6 +165,12 @@ class Handler(BaseHTTPRequestHandler):
             if chat is None:
                 return self.fail(400, "Bad Request: chat not found")
             return self.answer(200, {"ok": True, "result": chat})
+        if method == "getFile":
+            f = files.get(p.get("file_id"))
+            if f is None:
+                return self.fail(400, "Bad Request: invalid file_id")
+            return self.answer(200, {"ok": True, "result": {"file_id": p["file_id"], "file_unique_id": p["file_id"],
+                                                            "file_size": len(f["bytes"]), "file_path": f["path"]}})
         if method == "getUpdates":
             return self.get_updates(token, p)
         if method in ("sendMessage", "sendPhoto", "sendDocument", "sendVideo", "editMessageText", "sendChatAction"):

@@ -4,6 +4,7 @@
 // nowhere but the sealed store.
 #include "support/data_plane.hpp"
 #include "support/fake_telegram.hpp"
+#include "support/files_helpers.hpp"
 #include "support/log_capture.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
@@ -226,6 +227,46 @@ TEST_F(telegram, deltas_create_one_message_edited_at_most_once_a_second_and_the_
   auto message_id = sent("sendMessage")[0].at("message_id").to_number<long long>();
   for (const auto& e : edits) EXPECT_EQ(e.at("message_id").to_number<long long>(), message_id);
   EXPECT_EQ(text_of(payload_of(*ack), "external_key"), std::to_string(group_id) + ":" + std::to_string(message_id));
+}
+
+TEST_F(telegram, a_photo_and_a_document_arrive_as_files_whose_download_urls_serve_the_same_bytes) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  const std::string photo_bytes = random_bytes(70000), doc_bytes = "quarterly numbers\n";
+  api.add_file("ph-big", "photos/file_1.jpg", photo_bytes);
+  api.add_file("doc-1", "documents/file_2.txt", doc_bytes);
+  auto photo = telegram_text(group_id, "supergroup", 11, 555, "Bo", "");
+  photo.erase("text");
+  photo["caption"] = "the whiteboard";
+  photo["photo"] = json::array{json::object{{"file_id", "ph-small"}, {"width", 90}},
+                               json::object{{"file_id", "ph-big"}, {"width", 1280}}};
+  api.add_update(token, photo);
+  auto doc = telegram_text(group_id, "supergroup", 12, 555, "Bo", "");
+  doc.erase("text");
+  doc["document"] = {{"file_id", "doc-1"}, {"file_name", "numbers.txt"}, {"mime_type", "text/plain"}};
+  api.add_update(token, doc);
+
+  std::vector<json::object> got;
+  for (int i = 0; i < 2; ++i) {
+    auto m = dp->next_push("chat.message", channel, 10s);
+    ASSERT_TRUE(m);
+    got.push_back(payload_of(*m));
+    dp->send("chat.message.ack", {{"message_id", got.back().at("message_id")}, {"status", "accepted"}}, channel);
+  }
+  EXPECT_EQ(text_of(got[0], "text"), "the whiteboard");
+  auto fetch = [&](const json::object& message) {
+    const auto& files = message.at("files").as_array();
+    EXPECT_EQ(files.size(), 1u);
+    auto url = parse_url(text_of(files[0].as_object(), "download_url"));
+    EXPECT_TRUE(url.ok);
+    return std::make_pair(files[0].as_object(), http_call(server.port(), "GET", url.target()).body);
+  };
+  auto [photo_item, photo_got] = fetch(got[0]);
+  EXPECT_EQ(text_of(photo_item, "type"), "image");
+  EXPECT_TRUE(photo_got == photo_bytes) << "the photo's bytes differ";
+  auto [doc_item, doc_got] = fetch(got[1]);
+  EXPECT_EQ(text_of(doc_item, "filename"), "numbers.txt");
+  EXPECT_EQ(doc_got, doc_bytes);
 }
 
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {

@@ -1,5 +1,7 @@
 #include "support/fake_telegram.hpp"
 
+#include "support/files_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -41,6 +43,10 @@ void fake_telegram::add_chat(long long id, const std::string& type, const std::s
 long long fake_telegram::add_update(const std::string& token, const json::object& message) {
   auto v = control("update", {{"token", token}, {"update", {{"message", message}}}});
   return v.is_object() ? v.at("update_id").to_number<long long>() : -1;
+}
+
+void fake_telegram::add_file(const std::string& file_id, const std::string& path, const std::string& bytes) {
+  control("file", {{"file_id", file_id}, {"path", path}, {"base64", base64(bytes)}});
 }
 
 void fake_telegram::add_fault(const std::string& method, int status, const std::string& description, int times,
