@@ -101,6 +101,17 @@ std::string check_section(const json::object& section, settings* out) {
   return "";
 }
 
+// The type of a file from its first bytes (JPEG, PNG, GIF, WebP, MP4), else a document.
+std::string sniff_mime(std::string_view bytes) {
+  auto starts = [&](std::string_view magic, std::size_t at = 0) { return bytes.substr(at, magic.size()) == magic; };
+  if (starts("\xFF\xD8\xFF")) return "image/jpeg";
+  if (starts("\x89PNG\r\n\x1A\n")) return "image/png";
+  if (starts("GIF8")) return "image/gif";
+  if (starts("RIFF") && starts("WEBP", 8)) return "image/webp";
+  if (starts("ftyp", 4)) return "video/mp4";
+  return "application/octet-stream";
+}
+
 // The shared consumer of a bot token: a hash, so the key names no secret.
 std::string token_key(std::string_view token) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
@@ -188,7 +199,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     auto b = binding_of(std::string(channel));
     if (!b) return done.ok(R"({"ok":false,"error":"connection_not_authenticated","retryable":false})");
     if (auto* files = reply.if_contains("files"); files && files->is_array() && !files->as_array().empty())
-      return done.ok(R"({"ok":false,"error":"files_not_supported_yet","retryable":false,"message":"this build sends text only"})");
+      return spawn(send_files(*b, string_at(reply, "text"), files->as_array(), std::move(done)));
     spawn(send_text(*b, string_at(reply, "text"), string_at(reply, "idempotency_key"), std::move(done)));
   }
 
@@ -214,8 +225,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (!b) return done.fail({"connection_not_authenticated", "the channel is not signed in", false});
     auto args = parse_object(arguments_json).value_or(json::object{});
     if (tool_id == "telegram_message_send") return spawn(send_tool(*b, string_at(args, "text"), std::move(done)));
-    if (tool_id == "telegram_message_send_media")
-      return done.fail({"not_supported", "this build sends text only", false});
+    if (tool_id == "telegram_message_send_media") return spawn(send_media_tool(*b, args, std::move(done)));
     done.fail({"tool_not_found", "no such tool", false});
   }
 
@@ -494,6 +504,90 @@ class telegram_plugin final : public xconn::sdk::plugin {
       if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
     }
     done.ok(json::serialize(json::object{{"ok", true}, {"external_key", b.chat_id + ":" + first_id}}));
+  }
+
+  // A file of the channel (the host's store), read whole; nullopt when it is not one of the channel's.
+  std::optional<std::string> read_whole(const std::string& channel, const std::string& file_ref) {
+    std::string bytes;
+    char buffer[64 * 1024];
+    for (;;) {
+      auto n = host_.read_file(channel, file_ref, bytes.size(), buffer, sizeof buffer);
+      if (n < 0) return std::nullopt;
+      if (n == 0) return bytes;
+      bytes.append(buffer, static_cast<std::size_t>(n));
+      if (bytes.size() > max_media_bytes) return std::nullopt;
+    }
+  }
+
+  // sendPhoto for images, sendVideo for videos, sendDocument for anything else, with an optional caption.
+  awaitable<api_reply> send_file(const binding& b, const json::object& item, const std::string& caption,
+                                 std::string* media_type) {
+    auto bytes = read_whole(b.channel, string_at(item, "file_ref"));
+    if (!bytes) {
+      api_reply missing;
+      missing.http_status = 404;
+      missing.description = "no such file on the channel";
+      co_return missing;
+    }
+    auto mime = string_at(item, "mime_type");
+    if (mime.empty()) mime = sniff_mime(*bytes);
+    bool image = mime.starts_with("image/"), video = mime.starts_with("video/");
+    if (media_type) *media_type = image ? "image" : video ? "video" : "file";
+    file_part part{image ? "photo" : video ? "video" : "document", string_at(item, "filename"),
+                   mime.empty() ? "application/octet-stream" : mime, std::move(*bytes)};
+    json::object fields;
+    fields["chat_id"] = b.chat_id;
+    if (!caption.empty()) fields["caption"] = caption;
+    const std::string method = image ? "sendPhoto" : video ? "sendVideo" : "sendDocument";
+    co_return co_await api_->upload(b.token, method, fields, part,
+                                    std::chrono::seconds(60));
+  }
+
+  // A final with files: the text rides as the first file's caption when it fits (1,024), else goes first.
+  awaitable<void> send_files(binding b, std::string text, json::array files, completion done) {
+    bool as_caption = utf16_units(text) <= max_caption_units;
+    std::string first_id;
+    auto fail = [&](const api_reply& r) {
+      bool retryable = (!r.reached() || r.http_status == 429 || r.http_status >= 500) && first_id.empty();
+      done.ok(json::serialize(json::object{{"ok", false}, {"error", failure_code(b, r)}, {"retryable", retryable}}));
+    };
+    if (!as_caption) {
+      for (const auto& part : split_text(text)) {
+        auto r = co_await send_message(b, part, std::chrono::steady_clock::now() + 25s);
+        if (!r.ok) co_return fail(r);
+        if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
+      }
+    }
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (!files[i].is_object()) continue;
+      std::string caption;  // a local, not a temporary in the co_await (GCC 12)
+      if (i == 0 && as_caption) caption = text;
+      auto r = co_await send_file(b, files[i].as_object(), caption, nullptr);
+      if (!r.ok) co_return fail(r);
+      if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
+    }
+    done.ok(json::serialize(json::object{{"ok", true}, {"external_key", b.chat_id + ":" + first_id}}));
+  }
+
+  awaitable<void> send_media_tool(binding b, json::object args, completion done) {
+    auto ref = string_at(args, "file_ref");
+    auto caption = string_at(args, "caption");
+    if (caption.empty()) caption = string_at(args, "text");
+    if (utf16_units(caption) > max_caption_units)
+      co_return done.fail({"message_too_long", "a caption is at most 1,024 characters", false});
+    // A tool names only the file_ref: its kind comes from its first bytes.
+    json::object item{{"file_ref", ref}, {"filename", "file"}};
+    std::string media_type;
+    auto r = co_await send_file(b, item, caption, &media_type);
+    if (r.http_status == 404 && !r.ok && r.description == "no such file on the channel")
+      co_return done.fail({"file_ref_not_found", "no uploaded file with that file_ref on this channel", false});
+    if (!r.ok || !r.result.is_object())
+      co_return done.fail({failure_code(b, r), "Telegram did not take the file", !r.reached()});
+    auto* id = r.result.as_object().if_contains("message_id");
+    done.ok(json::serialize(json::object{{"status", "sent"},
+                                         {"message_id", id ? *id : json::value(nullptr)},
+                                         {"file_ref", ref},
+                                         {"media_type", media_type}}));
   }
 
   awaitable<void> send_tool(binding b, std::string text, completion done) {

@@ -269,6 +269,44 @@ TEST_F(telegram, a_photo_and_a_document_arrive_as_files_whose_download_urls_serv
   EXPECT_EQ(doc_got, doc_bytes);
 }
 
+TEST_F(telegram, a_final_with_a_file_goes_as_a_photo_with_its_text_as_caption_and_the_media_tool_sends_a_document) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto upload = [&](const std::string& bytes, const std::string& name, const std::string& type) {
+    auto r = http_call(server.port(), "POST", "/connectors/telegram/files/uploads",
+                       {{"Authorization", "Bearer " + server.key()}, {"X-XAgent-Connector-Channel-ID", channel},
+                        {"Content-Type", multipart_type()}},
+                       multipart({file_part(bytes, name, type)}));
+    EXPECT_EQ(r.status, 201) << r.body;
+    return json::value_to<std::string>(r.json().at("file_ref"));
+  };
+  const std::string png = std::string("\x89PNG\r\n\x1A\n", 8) + random_bytes(3000);
+  auto image = upload(png, "chart.png", "image/png");
+  auto ack = dp->request("chat.message",
+                         {{"message_id", "with-photo"}, {"text", "this quarter"},
+                          {"files", json::array{json::object{{"type", "image"}, {"file_ref", image}}}}},
+                         channel, 15s);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+  auto photos = sent("sendPhoto");
+  ASSERT_EQ(photos.size(), 1u);
+  EXPECT_EQ(text_of(photos[0], "caption"), "this quarter");
+  EXPECT_EQ(photos[0].at("photo").at("bytes").to_number<std::size_t>(), png.size());
+  EXPECT_TRUE(sent("sendMessage").empty()) << "the text rode as the caption";
+
+  auto doc = upload("plain notes", "notes.txt", "text/plain");
+  auto tool = dp->invoke(channel, "telegram_message_send_media", {{"file_ref", doc}, {"caption", "notes"}});
+  ASSERT_TRUE(tool);
+  ASSERT_EQ(error_code(*tool), "") << json::serialize(*tool);
+  auto result = payload_of(*tool)["result"].as_object();
+  EXPECT_EQ(text_of(result, "media_type"), "file");
+  EXPECT_EQ(text_of(result, "file_ref"), doc);
+  EXPECT_EQ(sent("sendDocument").size(), 1u);
+  auto missing = dp->invoke(channel, "telegram_message_send_media", {{"file_ref", "fr_0000000000000000000000"}});
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(error_code(*missing), "file_ref_not_found");
+}
+
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
   log_capture logs;
   fake_telegram api;
