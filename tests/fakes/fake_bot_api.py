@@ -6,7 +6,8 @@ form or multipart bodies; answers {"ok": true, "result": ...} or {"ok": false, "
 "parameters": {"retry_after"}}; getUpdates long-polls with offset confirmation; files at /file/bot<token>/<path>.
 The test drives it through /control/*: bots, chats, updates to deliver, faults to answer, what was sent.
 
-Run: fake_bot_api.py  -> prints "PORT <n>" once listening on 127.0.0.1, then serves until killed.
+Run: fake_bot_api.py [CERT KEY] -> prints "PORT <n>" once listening on 127.0.0.1 (HTTPS with that certificate
+when given), then serves until killed.
 """
 import warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -14,6 +15,7 @@ import base64
 import cgi  # noqa: E402  (the stdlib multipart parser of Python 3.11)
 import io
 import json
+import ssl
 import sys
 import threading
 import time
@@ -213,6 +215,15 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if len(sys.argv) == 3:
+        # The test keeps driving /control in plain HTTP on a port of its own.
+        control = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        control.daemon_threads = True
+        threading.Thread(target=control.serve_forever, daemon=True).start()
+        print("CONTROL", control.server_address[1], flush=True)
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(sys.argv[1], sys.argv[2])
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     print("PORT", server.server_address[1], flush=True)
     server.serve_forever()
 

@@ -183,6 +183,20 @@ TEST_F(telegram, a_token_refused_while_polling_turns_its_channels_revoked) {
   EXPECT_EQ(error_code(*ack), "connection_not_authenticated");
 }
 
+TEST_F(telegram, a_403_on_a_chat_revokes_that_channel_only) {
+  auto kicked = bound(), other = bound("42");
+  ASSERT_FALSE(kicked.empty() || other.empty());
+  api.add_fault("sendMessage", 403, "Forbidden: bot was kicked from the supergroup chat");
+  auto ack = dp->request("chat.message", {{"message_id", "to-kicked"}, {"text", "hello?"}}, kicked, 10s);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "status"), "rejected");
+  EXPECT_EQ(text_of(payload_of(*ack), "code"), "telegram_forbidden");
+  EXPECT_EQ(last_pushed_status(*dp, kicked, "revoked", 5s), "revoked");
+  auto d = dp->get_descriptor(other);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(text_of(descriptor_in(*d)["connection"].as_object(), "status"), "connected");
+}
+
 TEST_F(telegram, the_last_sign_out_of_a_token_stops_its_poller) {
   auto a = bound(), b = bound();
   ASSERT_FALSE(a.empty() || b.empty());
@@ -305,6 +319,27 @@ TEST_F(telegram, a_final_with_a_file_goes_as_a_photo_with_its_text_as_caption_an
   auto missing = dp->invoke(channel, "telegram_message_send_media", {{"file_ref", "fr_0000000000000000000000"}});
   ASSERT_TRUE(missing);
   EXPECT_EQ(error_code(*missing), "file_ref_not_found");
+}
+
+// TLS is verified: a Bot API whose certificate no trusted CA signed is refused, unless config.ca_file names its CA.
+TEST(telegram_tls, an_untrusted_certificate_is_refused_unless_ca_file_names_it) {
+  fake_telegram api(true);
+  api.add_bot(token, bot_id, "xconn_bot");
+  api.add_chat(group_id, "group", "Ops room");
+  for (bool trusted : {false, true}) {
+    server_fixture server({"telegram.so"}, [&](config& c) {
+      c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1}};
+      if (trusted) c.connectors["telegram"].config["ca_file"] = api.ca_file();
+    });
+    server.start();
+    auto dp = dp_client::connect(server.port(), server.key(), "telegram");
+    ASSERT_TRUE(dp);
+    auto ack = dp->auth_start(dp->open(), "telegram_bot_binding",
+                              json::object{{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+    ASSERT_TRUE(ack);
+    if (trusted) EXPECT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+    else EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
+  }
 }
 
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {

@@ -4,13 +4,23 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <thread>
 
 namespace xconn::test {
 namespace json = boost::json;
 
-fake_telegram::fake_telegram() {
-  process_ = std::make_unique<daemon_process>(std::vector<std::string>{(source_dir() / "tests/fakes/fake_bot_api.py").string()},
+fake_telegram::fake_telegram(bool tls) : tls_(tls) {
+  std::vector<std::string> args{(source_dir() / "tests/fakes/fake_bot_api.py").string()};
+  if (tls) {
+    auto cert = dir_.path() / "cert.pem", key = dir_.path() / "key.pem";
+    auto command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+                   "-keyout " + key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
+    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "openssl could not make a certificate";
+    args.push_back(cert.string());
+    args.push_back(key.string());
+  }
+  process_ = std::make_unique<daemon_process>(args,
                                               dir_.path(), std::map<std::string, std::string>{},
                                               XCONN_TEST_PYTHON);
   wait_until([&] {
@@ -18,13 +28,15 @@ fake_telegram::fake_telegram() {
     auto at = text.find("PORT ");
     if (at == std::string::npos) return false;
     port_ = static_cast<unsigned short>(std::stoi(text.substr(at + 5)));
+    auto control = text.find("CONTROL ");
+    control_port_ = control == std::string::npos ? port_ : static_cast<unsigned short>(std::stoi(text.substr(control + 8)));
     return true;
   }, std::chrono::seconds(20));
   if (port_ == 0) ADD_FAILURE() << "the fake Bot API did not start: " << process_->console();
 }
 
 json::value fake_telegram::control(const std::string& what, const json::object& body) {
-  auto r = http_call(port_, "POST", "/control/" + what, {{"Content-Type", "application/json"}}, json::serialize(body));
+  auto r = http_call(control_port_, "POST", "/control/" + what, {{"Content-Type", "application/json"}}, json::serialize(body));
   EXPECT_EQ(r.status, 200) << what << ": " << r.body;
   return r.json();
 }

@@ -14,9 +14,11 @@ namespace xconn::test {
 
 class fake_telegram {
  public:
-  fake_telegram();
+  // tls: serve HTTPS with a self-signed certificate for 127.0.0.1 made for it (ca_file() names it).
+  explicit fake_telegram(bool tls = false);
   unsigned short port() const { return port_; }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string base_url() const { return (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port_); }
+  std::string ca_file() const { return (dir_.path() / "cert.pem").string(); }
 
   void add_bot(const std::string& token, long long id, const std::string& username);
   void add_chat(long long id, const std::string& type, const std::string& title);
@@ -36,6 +38,8 @@ class fake_telegram {
   temp_dir dir_;  // its console
   std::unique_ptr<daemon_process> process_;
   unsigned short port_ = 0;
+  unsigned short control_port_ = 0;  // plain HTTP, also when the Bot API side is HTTPS
+  bool tls_ = false;
 };
 
 // A text message of a chat, as Telegram sends it in an update.
