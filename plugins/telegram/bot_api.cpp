@@ -64,8 +64,9 @@ struct bot_api::request {
   std::string body;
 };
 
-bot_api::bot_api(asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error)
-    : io_(io), endpoint_(std::move(endpoint)) {
+bot_api::bot_api(asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
+                 std::optional<api_endpoint> proxy)
+    : io_(io), endpoint_(std::move(endpoint)), proxy_(std::move(proxy)) {
   boost::system::error_code ec;
   tls_.set_default_verify_paths(ec);
   if (!ca_file.empty()) {
@@ -133,9 +134,27 @@ asio::awaitable<api_reply> bot_api::exchange(request r, std::chrono::seconds tim
   std::string step = "resolve_failed";
   try {
     tcp.expires_after(timeout);
-    auto found = co_await resolver.async_resolve(endpoint_.host, endpoint_.port, use_awaitable);
+    const auto& first_hop = proxy_ ? *proxy_ : endpoint_;
+    auto found = co_await resolver.async_resolve(first_hop.host, first_hop.port, use_awaitable);
     step = "connect_failed";
     co_await tcp.async_connect(found, use_awaitable);
+    if (proxy_) {
+      // A tunnel to the Bot API (RFC 9110 §9.3.6): the proxy sees only the host and port, never a token.
+      step = "proxy_failed";
+      auto authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]" : endpoint_.host) +
+                       ":" + endpoint_.port;
+      http::request<http::empty_body> connect{http::verb::connect, authority, 11};
+      connect.set(http::field::host, authority);
+      co_await http::async_write(tcp, connect, use_awaitable);
+      beast::flat_buffer buffer;
+      http::response_parser<http::empty_body> answer;
+      answer.skip(true);  // a CONNECT answer has no body
+      co_await http::async_read_header(tcp, buffer, answer, use_awaitable);
+      if (answer.get().result() != http::status::ok || buffer.size() != 0) {
+        reply.transport_error = "proxy_refused";
+        co_return reply;
+      }
+    }
     if (endpoint_.tls) {
       beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), tls_);
       if (!SSL_set_tlsext_host_name(tls.native_handle(), endpoint_.host.c_str())) {

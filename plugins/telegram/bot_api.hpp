@@ -42,8 +42,10 @@ struct file_part {
 
 class bot_api {
  public:
-  // ca_file: extra PEM certificates to trust ("" for none); the error, if it cannot be read, in *error.
-  bot_api(boost::asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error);
+  // ca_file: extra PEM certificates to trust ("" for none); the error, if it cannot be read, in *error. proxy: an
+  // http:// proxy every request tunnels through with CONNECT (TLS stays end to end).
+  bot_api(boost::asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
+          std::optional<api_endpoint> proxy = std::nullopt);
 
   boost::asio::awaitable<api_reply> call(const std::string& token, const std::string& method,
                                          const boost::json::object& params, std::chrono::seconds timeout);
@@ -62,6 +64,7 @@ class bot_api {
 
   boost::asio::io_context& io_;
   api_endpoint endpoint_;
+  std::optional<api_endpoint> proxy_;
   boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
 };
 

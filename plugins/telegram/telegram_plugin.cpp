@@ -46,6 +46,7 @@ constexpr std::size_t max_media_bytes = 50u << 20;  // above the Bot API's own 2
 struct settings {
   std::string api_base_url = "https://api.telegram.org";
   std::string ca_file;
+  std::string proxy;
   int poll_timeout_s = 30;
 };
 
@@ -92,7 +93,11 @@ std::string check_section(const json::object& section, settings* out) {
         if (!v.is_int64() || v.as_int64() < 1 || v.as_int64() > 50) return key + ": must be an integer 1..50";
         if (out) out->poll_timeout_s = static_cast<int>(v.as_int64());
       } else if (key == "config.proxy") {
-        return key + ": not supported by this build yet";
+        if (!v.is_string() || v.as_string().empty()) return key + ": must be an http:// proxy URL";
+        auto proxy = api_endpoint::parse(v.as_string());
+        if (v.as_string().starts_with("socks5://")) return key + ": socks5:// is not supported yet; use an http:// proxy";
+        if (!proxy || proxy->tls || !proxy->base_path.empty()) return key + ": must be an http://host:port proxy URL";
+        if (out) out->proxy = v.as_string();
       } else {
         return key + ": unknown key";
       }
@@ -148,7 +153,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
     auto endpoint = api_endpoint::parse(settings_.api_base_url);
     std::string error;
-    api_ = std::make_unique<bot_api>(io_, *endpoint, settings_.ca_file, &error);
+    auto proxy = settings_.proxy.empty() ? std::nullopt : api_endpoint::parse(settings_.proxy);
+    api_ = std::make_unique<bot_api>(io_, *endpoint, settings_.ca_file, &error, proxy);
     if (!error.empty()) host_.log(XCONN_LOG_WARN, error);
   }
   ~telegram_plugin() override { halt(); }

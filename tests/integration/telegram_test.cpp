@@ -2,6 +2,7 @@
 // (tests/fakes/fake_bot_api.py): sign-in and its refusals, inbound updates to chat.message with the offset kept,
 // a final to sendMessage, one poller per token, an idempotent tool, a restart with updates waiting, and the token
 // nowhere but the sealed store.
+#include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/fake_telegram.hpp"
 #include "support/files_helpers.hpp"
@@ -340,6 +341,39 @@ TEST(telegram_tls, an_untrusted_certificate_is_refused_unless_ca_file_names_it) 
     if (trusted) EXPECT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
     else EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
   }
+}
+
+// config.proxy: every Bot API request tunnels through an http:// proxy with CONNECT (Debian's tinyproxy, started
+// here on a loopback port); a proxy that does not answer makes the target unreachable.
+TEST(telegram_proxy, requests_tunnel_through_an_http_proxy) {
+  fake_telegram api;
+  api.add_bot(token, bot_id, "xconn_bot");
+  api.add_chat(group_id, "group", "Ops room");
+  temp_dir dir;
+  auto proxy_port = free_loopback_port();
+  write_file(dir.path() / "tinyproxy.conf",
+             "Port " + std::to_string(proxy_port) + "\nListen 127.0.0.1\nTimeout 60\nMaxClients 20\nAllow 127.0.0.1\n"
+             "LogLevel Connect\nLogFile \"" + (dir.path() / "tinyproxy.log").string() + "\"\n");
+  daemon_process proxy({"-d", "-c", (dir.path() / "tinyproxy.conf").string()}, dir.path(), {}, "/usr/bin/tinyproxy");
+  ASSERT_TRUE(wait_until([&] { return http_call(proxy_port, "GET", "/").status != 0; }, 10s)) << proxy.console();
+  for (bool reachable : {true, false}) {
+    auto via = reachable ? proxy_port : free_loopback_port();
+    server_fixture server({"telegram.so"}, [&](config& c) {
+      c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1},
+                                         {"proxy", "http://127.0.0.1:" + std::to_string(via)}};
+    });
+    server.start();
+    auto dp = dp_client::connect(server.port(), server.key(), "telegram");
+    ASSERT_TRUE(dp);
+    auto ack = dp->auth_start(dp->open(), "telegram_bot_binding",
+                              json::object{{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+    ASSERT_TRUE(ack);
+    if (reachable) EXPECT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+    else EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
+  }
+  auto log = read_file(dir.path() / "tinyproxy.log");
+  EXPECT_NE(log.find("CONNECT"), std::string::npos) << log;
+  EXPECT_EQ(log.find(token), std::string::npos) << "the proxy saw the token";
 }
 
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {

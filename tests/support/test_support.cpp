@@ -1,5 +1,8 @@
 #include "support/test_support.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -45,6 +48,12 @@ std::string read_file(const std::filesystem::path& path) {
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
+}
+
+unsigned short free_loopback_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return probe.local_endpoint().port();
 }
 
 std::filesystem::path plugin_dir() { return XCONN_TEST_PLUGIN_DIR; }

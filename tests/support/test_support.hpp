@@ -28,6 +28,8 @@ bool wait_until(const std::function<bool()>& cond,
 
 std::string read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::string& text);
+// A loopback TCP port that was free a moment ago, for a server of Debian's that needs its port in its config.
+unsigned short free_loopback_port();
 
 // Where the build put things.
 std::filesystem::path plugin_dir();          // build/plugins (echo.so)
