@@ -640,6 +640,17 @@ class telegram_plugin final : public xconn::sdk::plugin {
     return emit;
   }
 
+  // The message a reply quotes, as a context-only emit (trigger false) with an id of its own.
+  static std::optional<json::object> quoted_context(const json::object& m) {
+    auto* q = m.if_contains("reply_to_message");
+    if (!q || !q->is_object()) return std::nullopt;
+    auto context = emit_of(q->as_object());
+    if (!context || string_at(*context, "text").empty()) return std::nullopt;
+    (*context)["trigger"] = false;
+    (*context)["msg_id"] = string_at(*context, "msg_id") + ":quoted-by:" + id_text(m.if_contains("message_id"));
+    return context;
+  }
+
   // The one file a message carries (the largest photo size; a document, video, audio or voice note), or nullopt.
   struct media {
     std::string file_id;
@@ -757,6 +768,14 @@ class telegram_plugin final : public xconn::sdk::plugin {
           if (!bytes) host_.log(XCONN_LOG_WARN, "telegram: a message's file could not be fetched; sent without it");
         }
         bool stored = true;
+        // A reply's quoted message goes first, as context of the reply (the host places it, protocol.md §4).
+        auto quoted = emit ? quoted_context(m->as_object()) : std::nullopt;
+        for (std::size_t i = 0; quoted && i < targets.size(); ++i) {
+          auto text = json::serialize(*quoted);
+          auto result = co_await host_call<xconn::sdk::emit_result>(
+              [&](auto resume) { host_.emit(targets[i], text, std::move(resume)); });
+          if (!result.ok) host_.log(XCONN_LOG_WARN, "telegram: a quoted message was not kept as context");
+        }
         for (std::size_t i = 0; i < targets.size(); ++i) {
           auto message = *emit;
           if (bytes) {

@@ -104,6 +104,22 @@ TEST_F(telegram, an_update_becomes_a_chat_message_and_a_final_becomes_send_messa
             std::to_string(group_id) + ":" + std::to_string(out[0].at("message_id").to_number<long long>()));
 }
 
+TEST_F(telegram, a_reply_brings_its_quoted_message_as_context) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto reply = telegram_text(group_id, "supergroup", 21, 556, "Cy", "and this one?");
+  reply["reply_to_message"] = telegram_text(group_id, "supergroup", 20, 555, "Bo", "the deploy broke staging");
+  api.add_update(token, reply);
+  auto m = dp->next_push("chat.message", channel, 10s);
+  ASSERT_TRUE(m);
+  auto p = payload_of(*m);
+  auto context = p.at("context").as_array();
+  ASSERT_EQ(context.size(), 1u) << json::serialize(p);
+  EXPECT_EQ(context[0].at("text"), "the deploy broke staging");
+  EXPECT_EQ(context[0].at("sender_name"), "Bo");
+  EXPECT_NE(text_of(p, "text").find("and this one?"), std::string::npos);
+}
+
 TEST_F(telegram, three_channels_on_one_token_share_one_poller_and_each_gets_its_own_chat) {
   auto a = bound(), b = bound(), direct = bound("42");
   ASSERT_FALSE(a.empty() || b.empty() || direct.empty());
