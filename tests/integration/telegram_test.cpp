@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <set>
 #include <thread>
 
 namespace xconn::test {
@@ -390,6 +392,105 @@ TEST(telegram_proxy, requests_tunnel_through_an_http_proxy) {
   auto log = read_file(dir.path() / "tinyproxy.log");
   EXPECT_NE(log.find("CONNECT"), std::string::npos) << log;
   EXPECT_EQ(log.find(token), std::string::npos) << "the proxy saw the token";
+}
+
+// Reads chat.message pushes on channel until count distinct texts or the deadline between two; acks each. The texts
+// in order of first delivery (a redelivery of a message seen before is not counted twice).
+std::vector<std::string> read_texts(dp_client& c, const std::string& channel, std::size_t count,
+                                    std::set<std::string>& seen_ids, std::chrono::milliseconds gap = 5s) {
+  std::vector<std::string> texts;
+  while (texts.size() < count) {
+    auto m = c.next_push("chat.message", channel, gap);
+    if (!m) break;
+    auto p = payload_of(*m);
+    c.send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
+    if (seen_ids.insert(text_of(p, "message_id")).second) texts.push_back(text_of(p, "text"));
+  }
+  return texts;
+}
+
+// Telegram keeps updates until an offset confirms them; the daemon is SIGKILLed while updates stream in: after the
+// restart every update is delivered exactly once, in order, and none is lost.
+TEST(telegram_kill9, a_kill_9_with_updates_waiting_delivers_each_once_after_the_restart) {
+  fake_telegram api;
+  api.add_bot(token, bot_id, "xconn_bot");
+  api.add_chat(group_id, "group", "Ops room");
+  const std::string key = "xck_telegram_key_0123456789abcdef";
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml",
+             test_daemon_config(plugin_dir(), "  allow: [telegram]\nconnectors:\n  telegram:\n    config:\n"
+                                              "      api_base_url: \"" + api.base_url() + "\"\n      poll_timeout_s: 1\n"));
+  unsigned short port = 0;
+  auto d = start_test_daemon(dir.path(), key, port);
+  ASSERT_NE(port, 0);
+  constexpr int updates = 200;
+  std::string channel, connector_id;
+  std::set<std::string> seen;
+  std::vector<std::string> delivered;
+  {
+    auto c = dp_client::connect(port, key, "telegram");
+    ASSERT_TRUE(c);
+    connector_id = c->connector_id();
+    channel = c->open_signed_in("telegram_bot_binding", {{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+    ASSERT_FALSE(channel.empty());
+    std::thread writer([&] {
+      for (int i = 1; i <= updates; ++i)
+        api.add_update(token, telegram_text(group_id, "group", i, 555, "Bo", "update " + std::to_string(i)));
+    });
+    delivered = read_texts(*c, channel, 40, seen);  // killed once the stream is well under way
+    d->signal(SIGKILL);
+    writer.join();
+  }
+  ASSERT_EQ(d->wait_exit(), 128 + SIGKILL);
+  d = start_test_daemon(dir.path(), key, port);
+  ASSERT_NE(port, 0);
+  auto c = dp_client::connect(port, key, "telegram", {{"connector_id", connector_id}});
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->open_channel(channel));
+  auto rest = read_texts(*c, channel, updates, seen);
+  delivered.insert(delivered.end(), rest.begin(), rest.end());
+  ASSERT_EQ(delivered.size(), static_cast<std::size_t>(updates));
+  for (int i = 0; i < updates; ++i) EXPECT_EQ(delivered[i], "update " + std::to_string(i + 1));
+}
+
+// A new build of telegram.so taken while updates stream in: the agent's socket stays open, and every update is
+// delivered once, in order.
+TEST(telegram_reload, a_hot_reload_under_traffic_loses_and_repeats_nothing_and_keeps_the_socket) {
+  fake_telegram api;
+  api.add_bot(token, bot_id, "xconn_bot");
+  api.add_chat(group_id, "group", "Ops room");
+  server_fixture server({"telegram.so"}, [&](config& c) {
+    c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1}};
+  });
+  server.start();
+  auto c = dp_client::connect(server.port(), server.key(), "telegram");
+  ASSERT_TRUE(c);
+  auto channel = c->open_signed_in("telegram_bot_binding", {{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+  ASSERT_FALSE(channel.empty());
+  constexpr int updates = 150;
+  std::thread writer([&] {
+    for (int i = 1; i <= updates; ++i) {
+      api.add_update(token, telegram_text(group_id, "group", i, 555, "Bo", "update " + std::to_string(i)));
+      std::this_thread::sleep_for(10ms);  // a stream over about two seconds, so the reloads fall inside it
+    }
+  });
+  std::set<std::string> seen;
+  auto delivered = read_texts(*c, channel, 20, seen);
+  for (int reload = 0; reload < 2; ++reload) {
+    ASSERT_EQ(http_call(server.port(), "POST", "/connectors/telegram/reload", {{"Authorization", "Bearer " + server.key()}}).status, 202);
+    auto more = read_texts(*c, channel, 30, seen);
+    delivered.insert(delivered.end(), more.begin(), more.end());
+  }
+  writer.join();
+  auto rest = read_texts(*c, channel, updates, seen);
+  delivered.insert(delivered.end(), rest.begin(), rest.end());
+  ASSERT_EQ(delivered.size(), static_cast<std::size_t>(updates));
+  for (int i = 0; i < updates; ++i) EXPECT_EQ(delivered[i], "update " + std::to_string(i + 1));
+  auto pong = c->request("ping");
+  ASSERT_TRUE(pong) << "the agent's socket was dropped";
+  EXPECT_EQ(text_of(*pong, "type"), "pong");
+  auto list = http_get(server.port(), "/connectors", server.key()).json();
+  EXPECT_GE(list.at("connectors").as_array().at(0).at("generation").to_number<int>(), 3);
 }
 
 TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
