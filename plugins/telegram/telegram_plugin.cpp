@@ -748,58 +748,102 @@ class telegram_plugin final : public xconn::sdk::plugin {
         continue;
       }
       set_health(false, "");
+      // The page's messages are emitted together (the host commits them in order, group-committed), the offset
+      // riding with the last of them: durable exactly when they all are.
+      std::vector<page_emit> emits;
+      long long page_next = offset;
       for (const auto& u : r.result.as_array()) {
         if (!u.is_object()) continue;
         const auto& update = u.as_object();
         auto* id = update.if_contains("update_id");
         if (!id || !id->is_int64()) continue;
-        long long next = id->as_int64() + 1;
+        long long first = id->as_int64();
+        page_next = first + 1;
         const json::value* m = update.if_contains("message");
         if (!m) m = update.if_contains("channel_post");
         auto emit = m && m->is_object() ? emit_of(m->as_object()) : std::nullopt;
-        auto targets = emit ? channels_of(p->key, id_text(m->as_object().at("chat").as_object().if_contains("id")))
-                            : std::vector<std::string>{};
-        // The offset rides with the last emit of the update: durable exactly when its messages are.
-        auto cursor = kv_batch().put(cursor_key, std::to_string(next));
-        auto file = emit ? media_of(m->as_object()) : std::nullopt;
+        if (!emit) continue;
+        auto targets = channels_of(p->key, id_text(m->as_object().at("chat").as_object().if_contains("id")));
+        if (targets.empty()) continue;
+        auto file = media_of(m->as_object());
         std::optional<std::string> bytes;
-        if (file && !targets.empty()) {
+        if (file) {
           bytes = co_await fetch_media(p->token, *file);
           if (!bytes) host_.log(XCONN_LOG_WARN, "telegram: a message's file could not be fetched; sent without it");
         }
-        bool stored = true;
         // A reply's quoted message goes first, as context of the reply (the host places it, protocol.md §4).
-        auto quoted = emit ? quoted_context(m->as_object()) : std::nullopt;
-        for (std::size_t i = 0; quoted && i < targets.size(); ++i) {
-          auto text = json::serialize(*quoted);
-          auto result = co_await host_call<xconn::sdk::emit_result>(
-              [&](auto resume) { host_.emit(targets[i], text, std::move(resume)); });
-          if (!result.ok) host_.log(XCONN_LOG_WARN, "telegram: a quoted message was not kept as context");
-        }
-        for (std::size_t i = 0; i < targets.size(); ++i) {
+        auto quoted = quoted_context(m->as_object());
+        for (const auto& channel : targets) {
+          if (quoted) emits.push_back({channel, json::serialize(*quoted), first, true});
           auto message = *emit;
           if (bytes) {
-            auto ref = co_await store_file(targets[i], *file, *bytes);
+            auto ref = co_await store_file(channel, *file, *bytes);
             if (!ref.empty()) message["files"] = json::array{json::object{{"file_ref", ref}}};
           }
-          if (string_at(message, "text").empty() && !message.contains("files")) message["text"] = "[a file that could not be fetched]";
-          auto text = json::serialize(message);
-          bool last = i + 1 == targets.size();
-          auto result = co_await host_call<xconn::sdk::emit_result>([&](auto resume) {
-            if (last) host_.emit_with(targets[i], text, cursor, std::move(resume));
-            else host_.emit(targets[i], text, std::move(resume));
-          });
-          stored = result.ok || result.failure.code == "channel_not_found";
-          if (!stored) break;
+          if (string_at(message, "text").empty() && !message.contains("files"))
+            message["text"] = "[a file that could not be fetched]";
+          emits.push_back({channel, json::serialize(message), first, false});
         }
-        if (targets.empty()) {
-          auto kept = co_await host_call<xconn::sdk::kv_result>([&](auto resume) { host_.kv_write(cursor, std::move(resume)); });
-          stored = kept.ok;
-        }
-        if (!stored) break;  // asked again from the last durable offset
-        offset = next;
       }
+      if (page_next == offset) continue;
+      auto failed = co_await emit_page(std::move(emits), cursor_key, page_next);
+      if (failed) {
+        // Telegram keeps what the next poll has not confirmed: ask again from the first message not stored.
+        co_await host_call<xconn::sdk::kv_result>([&](auto resume) {
+          host_.kv_write(kv_batch().put(cursor_key, std::to_string(*failed)), std::move(resume));
+        });
+        offset = *failed;
+        co_await pause(1s);
+        continue;
+      }
+      offset = page_next;
     }
+  }
+
+  struct page_emit {
+    std::string channel;
+    std::string text;
+    long long update_id;
+    bool context;  // a quoted message: its loss is logged, not retried
+  };
+
+  // Emits a page's messages without waiting between them, the cursor (next) with the last; waits for them all. The
+  // update id of the first message that was not stored, or nullopt when all were.
+  awaitable<std::optional<long long>> emit_page(std::vector<page_emit> emits, std::string cursor_key, long long next) {
+    auto cursor = kv_batch().put(cursor_key, std::to_string(next));
+    if (emits.empty()) {
+      auto kept = co_await host_call<xconn::sdk::kv_result>([&](auto resume) { host_.kv_write(cursor, std::move(resume)); });
+      co_return kept.ok ? std::nullopt : std::optional(next - 1);
+    }
+    using results = std::vector<xconn::sdk::emit_result>;
+    auto all = co_await host_call<results>([&](auto resume) {
+      struct gather {
+        results got;
+        std::atomic<std::size_t> left{0};
+        std::function<void(results)> done;
+      };
+      auto g = std::make_shared<gather>();
+      g->got.resize(emits.size());
+      g->left = emits.size();
+      g->done = std::move(resume);
+      for (std::size_t i = 0; i < emits.size(); ++i) {
+        auto each = [g, i](xconn::sdk::emit_result r) {
+          g->got[i] = std::move(r);
+          if (--g->left == 0) g->done(std::move(g->got));
+        };
+        if (i + 1 == emits.size()) host_.emit_with(emits[i].channel, emits[i].text, cursor, each);
+        else host_.emit(emits[i].channel, emits[i].text, each);
+      }
+    });
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].ok || all[i].failure.code == "channel_not_found") continue;
+      if (emits[i].context) {
+        host_.log(XCONN_LOG_WARN, "telegram: a quoted message was not kept as context");
+        continue;
+      }
+      co_return emits[i].update_id;
+    }
+    co_return std::nullopt;
   }
 
   xconn::sdk::host host_;
