@@ -4,7 +4,10 @@
 // plugin's own event loop (one thread), never on a host thread.
 #include "bot_api.hpp"
 #include "telegram_manifest.hpp"
+#include "telegram_config.hpp"
+#include "telegram_json.hpp"
 #include "telegram_text.hpp"
+#include "telegram_updates.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -43,79 +46,6 @@ using namespace std::chrono_literals;
 constexpr auto call_timeout = 15s;
 constexpr std::size_t max_media_bytes = 50u << 20;  // above the Bot API's own 20 MB download limit
 
-struct settings {
-  std::string api_base_url = "https://api.telegram.org";
-  std::string ca_file;
-  std::string proxy;
-  int poll_timeout_s = 30;
-};
-
-std::optional<json::object> parse_object(std::string_view text) {
-  json::error_code ec;
-  auto v = json::parse(text, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return v.as_object();
-}
-
-std::string string_at(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::string id_text(const json::value* v) {
-  if (!v) return "";
-  if (v->is_int64()) return std::to_string(v->as_int64());
-  if (v->is_uint64()) return std::to_string(v->as_uint64());
-  return v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-const json::object& no_params() {
-  static const json::object none;
-  return none;
-}
-
-// Messages name the key, never a value.
-std::string check_section(const json::object& section, settings* out) {
-  for (const auto& group : section) {
-    std::string name(group.key());
-    if (name != "auth" && name != "config" && name != "route" && name != "policy") return name + ": unknown group";
-    if (!group.value().is_object()) return name + ": must be an object";
-    for (const auto& entry : group.value().as_object()) {
-      std::string key = name + "." + std::string(entry.key());
-      const auto& v = entry.value();
-      if (key == "config.api_base_url") {
-        if (!v.is_string() || !api_endpoint::parse(v.as_string())) return key + ": must be an http:// or https:// URL";
-        if (out) out->api_base_url = v.as_string();
-      } else if (key == "config.ca_file") {
-        if (!v.is_string()) return key + ": must be a file path";
-        if (out) out->ca_file = v.as_string();
-      } else if (key == "config.poll_timeout_s") {
-        if (!v.is_int64() || v.as_int64() < 1 || v.as_int64() > 50) return key + ": must be an integer 1..50";
-        if (out) out->poll_timeout_s = static_cast<int>(v.as_int64());
-      } else if (key == "config.proxy") {
-        if (!v.is_string() || v.as_string().empty()) return key + ": must be an http:// proxy URL";
-        auto proxy = api_endpoint::parse(v.as_string());
-        if (v.as_string().starts_with("socks5://")) return key + ": socks5:// is not supported yet; use an http:// proxy";
-        if (!proxy || proxy->tls || !proxy->base_path.empty()) return key + ": must be an http://host:port proxy URL";
-        if (out) out->proxy = v.as_string();
-      } else {
-        return key + ": unknown key";
-      }
-    }
-  }
-  return "";
-}
-
-// The type of a file from its first bytes (JPEG, PNG, GIF, WebP, MP4), else a document.
-std::string sniff_mime(std::string_view bytes) {
-  auto starts = [&](std::string_view magic, std::size_t at = 0) { return bytes.substr(at, magic.size()) == magic; };
-  if (starts("\xFF\xD8\xFF")) return "image/jpeg";
-  if (starts("\x89PNG\r\n\x1A\n")) return "image/png";
-  if (starts("GIF8")) return "image/gif";
-  if (starts("RIFF") && starts("WEBP", 8)) return "image/webp";
-  if (starts("ftyp", 4)) return "video/mp4";
-  return "application/octet-stream";
-}
 
 // The shared consumer of a bot token: a hash, so the key names no secret.
 std::string token_key(std::string_view token) {
@@ -614,64 +544,6 @@ class telegram_plugin final : public xconn::sdk::plugin {
     for (const auto& [id, b] : channels_)
       if (b.key == key && b.chat_id == chat_id) out.push_back(id);
     return out;
-  }
-
-  // An update's message as an emit; nullopt when it carries nothing this build forwards.
-  static std::optional<json::object> emit_of(const json::object& m) {
-    auto text = string_at(m, "text");
-    if (text.empty()) text = string_at(m, "caption");
-    if (text.empty() && !media_of(m)) return std::nullopt;
-    const auto* chat = m.if_contains("chat");
-    if (!chat || !chat->is_object()) return std::nullopt;
-    auto chat_id = id_text(chat->as_object().if_contains("id"));
-    auto kind = string_at(chat->as_object(), "type") == "private" ? "direct" : "group";
-    json::object emit{{"text", text},
-                      {"msg_id", chat_id + ":" + id_text(m.if_contains("message_id"))},
-                      {"channel_key", std::string("telegram/") + kind + "/" + chat_id}};
-    if (auto* from = m.if_contains("from"); from && from->is_object()) {
-      const auto& f = from->as_object();
-      emit["sender_id"] = id_text(f.if_contains("id"));
-      emit["sender_name"] = display_name(string_at(f, "first_name"), string_at(f, "last_name"), string_at(f, "username"));
-    } else {
-      emit["sender_id"] = chat_id;
-      emit["sender_name"] = string_at(chat->as_object(), "title");
-    }
-    if (auto* date = m.if_contains("date"); date && date->is_int64()) emit["at"] = date->as_int64() * 1000;
-    return emit;
-  }
-
-  // The message a reply quotes, as a context-only emit (trigger false) with an id of its own.
-  static std::optional<json::object> quoted_context(const json::object& m) {
-    auto* q = m.if_contains("reply_to_message");
-    if (!q || !q->is_object()) return std::nullopt;
-    auto context = emit_of(q->as_object());
-    if (!context || string_at(*context, "text").empty()) return std::nullopt;
-    (*context)["trigger"] = false;
-    (*context)["msg_id"] = string_at(*context, "msg_id") + ":quoted-by:" + id_text(m.if_contains("message_id"));
-    return context;
-  }
-
-  // The one file a message carries (the largest photo size; a document, video, audio or voice note), or nullopt.
-  struct media {
-    std::string file_id;
-    std::string filename;
-    std::string mime_type;
-  };
-  static std::optional<media> media_of(const json::object& m) {
-    if (auto* photo = m.if_contains("photo"); photo && photo->is_array() && !photo->as_array().empty()) {
-      const auto& largest = photo->as_array().back();
-      if (largest.is_object()) return media{string_at(largest.as_object(), "file_id"), "photo.jpg", "image/jpeg"};
-    }
-    for (const char* kind : {"document", "video", "audio", "voice"}) {
-      auto* f = m.if_contains(kind);
-      if (!f || !f->is_object()) continue;
-      const auto& o = f->as_object();
-      auto name = string_at(o, "file_name");
-      if (name.empty()) name = std::string(kind) == "voice" ? "voice.ogg" : kind;
-      auto mime = string_at(o, "mime_type");
-      return media{string_at(o, "file_id"), name, mime.empty() ? "application/octet-stream" : mime};
-    }
-    return std::nullopt;
   }
 
   // Fetches the message's file from Telegram at once (its links expire); nullopt when it cannot be had.

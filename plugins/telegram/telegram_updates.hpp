@@ -1,0 +1,85 @@
+// What a Bot API update's message becomes for the host: the emit (text or caption, msg_id, sender, channel_key, at),
+// the file it carries, the quoted message of a reply as context, and a file's type from its first bytes.
+#pragma once
+
+#include "telegram_json.hpp"
+#include "telegram_text.hpp"
+
+#include <boost/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace telegram {
+
+// The one file a message carries (the largest photo size; a document, video, audio or voice note), or nullopt.
+struct media {
+  std::string file_id;
+  std::string filename;
+  std::string mime_type;
+};
+inline std::optional<media> media_of(const boost::json::object& m) {
+  if (auto* photo = m.if_contains("photo"); photo && photo->is_array() && !photo->as_array().empty()) {
+    const auto& largest = photo->as_array().back();
+    if (largest.is_object()) return media{string_at(largest.as_object(), "file_id"), "photo.jpg", "image/jpeg"};
+  }
+  for (const char* kind : {"document", "video", "audio", "voice"}) {
+    auto* f = m.if_contains(kind);
+    if (!f || !f->is_object()) continue;
+    const auto& o = f->as_object();
+    auto name = string_at(o, "file_name");
+    if (name.empty()) name = std::string(kind) == "voice" ? "voice.ogg" : kind;
+    auto mime = string_at(o, "mime_type");
+    return media{string_at(o, "file_id"), name, mime.empty() ? "application/octet-stream" : mime};
+  }
+  return std::nullopt;
+}
+
+// An update's message as an emit; nullopt when it carries nothing this build forwards.
+inline std::optional<boost::json::object> emit_of(const boost::json::object& m) {
+  auto text = string_at(m, "text");
+  if (text.empty()) text = string_at(m, "caption");
+  if (text.empty() && !media_of(m)) return std::nullopt;
+  const auto* chat = m.if_contains("chat");
+  if (!chat || !chat->is_object()) return std::nullopt;
+  auto chat_id = id_text(chat->as_object().if_contains("id"));
+  auto kind = string_at(chat->as_object(), "type") == "private" ? "direct" : "group";
+  boost::json::object emit{{"text", text},
+                    {"msg_id", chat_id + ":" + id_text(m.if_contains("message_id"))},
+                    {"channel_key", std::string("telegram/") + kind + "/" + chat_id}};
+  if (auto* from = m.if_contains("from"); from && from->is_object()) {
+    const auto& f = from->as_object();
+    emit["sender_id"] = id_text(f.if_contains("id"));
+    emit["sender_name"] = display_name(string_at(f, "first_name"), string_at(f, "last_name"), string_at(f, "username"));
+  } else {
+    emit["sender_id"] = chat_id;
+    emit["sender_name"] = string_at(chat->as_object(), "title");
+  }
+  if (auto* date = m.if_contains("date"); date && date->is_int64()) emit["at"] = date->as_int64() * 1000;
+  return emit;
+}
+
+// The message a reply quotes, as a context-only emit (trigger false) with an id of its own.
+inline std::optional<boost::json::object> quoted_context(const boost::json::object& m) {
+  auto* q = m.if_contains("reply_to_message");
+  if (!q || !q->is_object()) return std::nullopt;
+  auto context = emit_of(q->as_object());
+  if (!context || string_at(*context, "text").empty()) return std::nullopt;
+  (*context)["trigger"] = false;
+  (*context)["msg_id"] = string_at(*context, "msg_id") + ":quoted-by:" + id_text(m.if_contains("message_id"));
+  return context;
+}
+
+// The type of a file from its first bytes (JPEG, PNG, GIF, WebP, MP4), else a document.
+inline std::string sniff_mime(std::string_view bytes) {
+  auto starts = [&](std::string_view magic, std::size_t at = 0) { return bytes.substr(at, magic.size()) == magic; };
+  if (starts("\xFF\xD8\xFF")) return "image/jpeg";
+  if (starts("\x89PNG\r\n\x1A\n")) return "image/png";
+  if (starts("GIF8")) return "image/gif";
+  if (starts("RIFF") && starts("WEBP", 8)) return "image/webp";
+  if (starts("ftyp", 4)) return "video/mp4";
+  return "application/octet-stream";
+}
+
+}  // namespace telegram
