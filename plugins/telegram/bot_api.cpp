@@ -117,6 +117,43 @@ asio::awaitable<api_reply> bot_api::download(const std::string& token, const std
   co_return co_await exchange(std::move(req), timeout, body, max_bytes);
 }
 
+asio::awaitable<bot_api::connection> bot_api::open(std::chrono::seconds timeout, std::string& step) {
+  connection c;
+  c.plain = std::make_unique<beast::tcp_stream>(io_);
+  c.plain->expires_after(timeout);
+  asio::ip::tcp::resolver resolver(io_);
+  const auto& first_hop = proxy_ ? *proxy_ : endpoint_;
+  step = "resolve_failed";
+  auto found = co_await resolver.async_resolve(first_hop.host, first_hop.port, use_awaitable);
+  step = "connect_failed";
+  co_await c.plain->async_connect(found, use_awaitable);
+  if (proxy_) {
+    // A tunnel to the Bot API (RFC 9110 §9.3.6): the proxy sees only the host and port, never a token.
+    step = "proxy_failed";
+    auto authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]" : endpoint_.host) +
+                     ":" + endpoint_.port;
+    http::request<http::empty_body> connect{http::verb::connect, authority, 11};
+    connect.set(http::field::host, authority);
+    co_await http::async_write(*c.plain, connect, use_awaitable);
+    beast::flat_buffer buffer;
+    http::response_parser<http::empty_body> answer;
+    answer.skip(true);  // a CONNECT answer has no body
+    co_await http::async_read_header(*c.plain, buffer, answer, use_awaitable);
+    if (answer.get().result() != http::status::ok || buffer.size() != 0)
+      throw boost::system::system_error(asio::error::connection_refused);
+  }
+  if (endpoint_.tls) {
+    step = "tls_failed";
+    c.tls = std::make_unique<tls_stream>(std::move(*c.plain), tls_);
+    c.plain.reset();
+    if (!SSL_set_tlsext_host_name(c.tls->native_handle(), endpoint_.host.c_str()))
+      throw boost::system::system_error(asio::error::invalid_argument);
+    c.tls->set_verify_callback(asio::ssl::host_name_verification(endpoint_.host));
+    co_await c.tls->async_handshake(asio::ssl::stream_base::client, use_awaitable);
+  }
+  co_return c;
+}
+
 asio::awaitable<api_reply> bot_api::exchange(request r, std::chrono::seconds timeout, std::string* raw_body,
                                              std::size_t max_bytes) {
   api_reply reply;
@@ -126,66 +163,47 @@ asio::awaitable<api_reply> bot_api::exchange(request r, std::chrono::seconds tim
   if (!r.content_type.empty()) req.set(http::field::content_type, r.content_type);
   req.body() = std::move(r.body);
   req.prepare_payload();
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(max_bytes);
 
-  asio::ip::tcp::resolver resolver(io_);
-  beast::tcp_stream tcp(io_);
-  std::string step = "resolve_failed";
-  try {
-    tcp.expires_after(timeout);
-    const auto& first_hop = proxy_ ? *proxy_ : endpoint_;
-    auto found = co_await resolver.async_resolve(first_hop.host, first_hop.port, use_awaitable);
-    step = "connect_failed";
-    co_await tcp.async_connect(found, use_awaitable);
-    if (proxy_) {
-      // A tunnel to the Bot API (RFC 9110 §9.3.6): the proxy sees only the host and port, never a token.
-      step = "proxy_failed";
-      auto authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]" : endpoint_.host) +
-                       ":" + endpoint_.port;
-      http::request<http::empty_body> connect{http::verb::connect, authority, 11};
-      connect.set(http::field::host, authority);
-      co_await http::async_write(tcp, connect, use_awaitable);
-      beast::flat_buffer buffer;
-      http::response_parser<http::empty_body> answer;
-      answer.skip(true);  // a CONNECT answer has no body
-      co_await http::async_read_header(tcp, buffer, answer, use_awaitable);
-      if (answer.get().result() != http::status::ok || buffer.size() != 0) {
-        reply.transport_error = "proxy_refused";
-        co_return reply;
-      }
+  // A connection kept from an earlier call is tried first; if the server closed it meanwhile (nothing came back),
+  // the call goes once more on a new one. Only this plugin's one event-loop thread touches idle_.
+  for (int attempt = 0;; ++attempt) {
+    connection c;
+    bool reused = attempt == 0 && !idle_.empty();
+    if (reused) {
+      c = std::move(idle_.back());
+      idle_.pop_back();
     }
-    if (endpoint_.tls) {
-      beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), tls_);
-      if (!SSL_set_tlsext_host_name(tls.native_handle(), endpoint_.host.c_str())) {
-        reply.transport_error = "tls_failed";
-        co_return reply;
-      }
-      tls.set_verify_callback(asio::ssl::host_name_verification(endpoint_.host));
-      step = "tls_failed";
-      co_await tls.async_handshake(asio::ssl::stream_base::client, use_awaitable);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(max_bytes);
+    std::string step = "exchange_failed";
+    try {
+      if (!reused) c = co_await open(timeout, step);
       step = "exchange_failed";
-      co_await send_and_read(tls, req, parser);
-      beast::get_lowest_layer(tls).close();
+      if (c.tls) {
+        beast::get_lowest_layer(*c.tls).expires_after(timeout);
+        co_await send_and_read(*c.tls, req, parser);
+      } else {
+        c.plain->expires_after(timeout);
+        co_await send_and_read(*c.plain, req, parser);
+      }
+    } catch (const boost::system::system_error& e) {
+      if (reused && !parser.got_some()) continue;
+      reply.transport_error = e.code() == beast::error::timeout ? "timeout"
+                              : step == "proxy_failed"          ? "proxy_refused"
+                                                                : step;
+      co_return reply;
+    }
+    auto& res = parser.get();
+    if (res.keep_alive() && idle_.size() < max_idle) idle_.push_back(std::move(c));
+    reply.http_status = static_cast<int>(res.result_int());
+    if (raw_body && reply.http_status == 200) {
+      reply.ok = true;
+      *raw_body = std::move(res.body());
     } else {
-      step = "exchange_failed";
-      co_await send_and_read(tcp, req, parser);
-      tcp.close();
+      read_answer(res.body(), reply);
     }
-  } catch (const boost::system::system_error& e) {
-    reply.transport_error = e.code() == beast::error::timeout ? "timeout" : step;
     co_return reply;
   }
-  auto& res = parser.get();
-  reply.http_status = static_cast<int>(res.result_int());
-  if (raw_body) {
-    reply.ok = reply.http_status == 200;
-    if (reply.ok) *raw_body = std::move(res.body());
-    else read_answer(res.body(), reply);
-    co_return reply;
-  }
-  read_answer(res.body(), reply);
-  co_return reply;
 }
 
 }  // namespace telegram

@@ -9,6 +9,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -16,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace telegram {
 
@@ -59,6 +62,15 @@ class bot_api {
 
  private:
   struct request;
+  using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+  // One connection to the Bot API (through the proxy's tunnel, when there is one): plain or TLS.
+  struct connection {
+    std::unique_ptr<boost::beast::tcp_stream> plain;
+    std::unique_ptr<tls_stream> tls;
+  };
+  static constexpr std::size_t max_idle = 4;  // kept for reuse; a long poll holds one more while it waits
+
+  boost::asio::awaitable<connection> open(std::chrono::seconds timeout, std::string& step);
   boost::asio::awaitable<api_reply> exchange(request req, std::chrono::seconds timeout, std::string* raw_body,
                                              std::size_t max_bytes);
 
@@ -66,6 +78,7 @@ class bot_api {
   api_endpoint endpoint_;
   std::optional<api_endpoint> proxy_;
   boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
+  std::vector<connection> idle_;  // reused connections (the plugin's one event-loop thread only)
 };
 
 }  // namespace telegram

@@ -32,6 +32,8 @@ polls = {}       # bot id -> {"calls", "active", "max_active"}
 files = {}       # file_id -> {"path", "bytes"}
 faults = []      # [{"method", "status", "description", "retry_after", "times"}]: answered before the real thing
 next_message_id = [1000]
+api_port = [0]
+connections = [0]  # TCP connections the Bot API side accepted (a client that reuses them opens few)
 
 
 def bot_public(token):
@@ -44,6 +46,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):  # quiet: the test's output stays readable
         pass
+
+    def setup(self):
+        super().setup()
+        if self.server.server_address[1] == api_port[0]:
+            with lock:
+                connections[0] += 1
 
     def answer(self, status, body):
         data = json.dumps(body).encode()
@@ -130,7 +138,7 @@ class Handler(BaseHTTPRequestHandler):
                 faults.append(p)
                 return self.answer(200, {"ok": True})
             if what == "state":
-                return self.answer(200, {"sent": sent, "polls": {str(k): v for k, v in polls.items()},
+                return self.answer(200, {"sent": sent, "connections": connections[0], "polls": {str(k): v for k, v in polls.items()},
                                          "pending": {str(bots[t]["id"]): len(u) for t, u in updates.items() if t in bots}})
         self.fail(404, "Not Found")
 
@@ -231,6 +239,7 @@ def main():
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(sys.argv[1], sys.argv[2])
         server.socket = tls.wrap_socket(server.socket, server_side=True)
+    api_port[0] = server.server_address[1]
     print("PORT", server.server_address[1], flush=True)
     server.serve_forever()
 

@@ -122,6 +122,18 @@ TEST_F(telegram, a_reply_brings_its_quoted_message_as_context) {
   EXPECT_NE(text_of(p, "text").find("and this one?"), std::string::npos);
 }
 
+TEST_F(telegram, calls_reuse_their_connections) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto before = api.state().at("connections").to_number<int>();
+  for (int i = 0; i < 6; ++i) {
+    auto ack = dp->invoke(channel, "telegram_message_send", {{"text", "ping " + std::to_string(i)}});
+    ASSERT_TRUE(ack && error_code(*ack).empty());
+  }
+  // Six sends in a row, and the long polls meanwhile: far fewer new connections than calls.
+  EXPECT_LE(api.state().at("connections").to_number<int>() - before, 2);
+}
+
 TEST_F(telegram, three_channels_on_one_token_share_one_poller_and_each_gets_its_own_chat) {
   auto a = bound(), b = bound(), direct = bound("42");
   ASSERT_FALSE(a.empty() || b.empty() || direct.empty());
