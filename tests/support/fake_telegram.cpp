@@ -57,6 +57,10 @@ long long fake_telegram::add_update(const std::string& token, const json::object
   return v.is_object() ? v.at("update_id").to_number<long long>() : -1;
 }
 
+void fake_telegram::add_updates(const std::string& token, const json::array& messages) {
+  control("updates", {{"token", token}, {"messages", messages}});
+}
+
 void fake_telegram::add_file(const std::string& file_id, const std::string& path, const std::string& bytes) {
   control("file", {{"file_id", file_id}, {"path", path}, {"base64", base64(bytes)}});
 }

@@ -24,6 +24,8 @@ class fake_telegram {
   void add_chat(long long id, const std::string& type, const std::string& title);
   // A message update for the bot of token; returns its update_id.
   long long add_update(const std::string& token, const boost::json::object& message);
+  // Many message updates at once, in order (one control call).
+  void add_updates(const std::string& token, const boost::json::array& messages);
   // A file the bot can fetch: getFile(file_id) names path, GET /file/bot<token>/<path> serves bytes.
   void add_file(const std::string& file_id, const std::string& path, const std::string& bytes);
   // The next `times` calls of method answer status (and retry_after, when not 0).
