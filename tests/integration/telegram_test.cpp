@@ -386,24 +386,31 @@ TEST_F(telegram, a_final_with_a_file_goes_as_a_photo_with_its_text_as_caption_an
   EXPECT_EQ(error_code(*missing), "file_ref_not_found");
 }
 
+// A server with telegram configured for api (plus extra config keys) and one sign-in: "authenticated", or the
+// refusal's code.
+std::string sign_in_outcome(fake_telegram& api, const json::object& extra) {
+  server_fixture server({"telegram.so"}, [&](config& c) {
+    c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1}};
+    for (const auto& [k, v] : extra) c.connectors["telegram"].config[k] = v;
+  });
+  server.start();
+  auto dp = dp_client::connect(server.port(), server.key(), "telegram");
+  if (!dp) return "no socket";
+  auto ack = dp->auth_start(dp->open(), "telegram_bot_binding",
+                            json::object{{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+  if (!ack) return "no answer";
+  return error_code(*ack).empty() ? text_of(payload_of(*ack), "status") : error_code(*ack);
+}
+
 // TLS is verified: a Bot API whose certificate no trusted CA signed is refused, unless config.ca_file names its CA.
 TEST(telegram_tls, an_untrusted_certificate_is_refused_unless_ca_file_names_it) {
   fake_telegram api(true);
   api.add_bot(token, bot_id, "xconn_bot");
   api.add_chat(group_id, "group", "Ops room");
   for (bool trusted : {false, true}) {
-    server_fixture server({"telegram.so"}, [&](config& c) {
-      c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1}};
-      if (trusted) c.connectors["telegram"].config["ca_file"] = api.ca_file();
-    });
-    server.start();
-    auto dp = dp_client::connect(server.port(), server.key(), "telegram");
-    ASSERT_TRUE(dp);
-    auto ack = dp->auth_start(dp->open(), "telegram_bot_binding",
-                              json::object{{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
-    ASSERT_TRUE(ack);
-    if (trusted) EXPECT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
-    else EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
+    json::object extra;
+    if (trusted) extra["ca_file"] = api.ca_file();
+    EXPECT_EQ(sign_in_outcome(api, extra), trusted ? "authenticated" : "target_unreachable");
   }
 }
 
@@ -422,18 +429,8 @@ TEST(telegram_proxy, requests_tunnel_through_an_http_proxy) {
   ASSERT_TRUE(wait_until([&] { return http_call(proxy_port, "GET", "/").status != 0; }, 10s)) << proxy.console();
   for (bool reachable : {true, false}) {
     auto via = reachable ? proxy_port : free_loopback_port();
-    server_fixture server({"telegram.so"}, [&](config& c) {
-      c.connectors["telegram"].config = {{"api_base_url", api.base_url()}, {"poll_timeout_s", 1},
-                                         {"proxy", "http://127.0.0.1:" + std::to_string(via)}};
-    });
-    server.start();
-    auto dp = dp_client::connect(server.port(), server.key(), "telegram");
-    ASSERT_TRUE(dp);
-    auto ack = dp->auth_start(dp->open(), "telegram_bot_binding",
-                              json::object{{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
-    ASSERT_TRUE(ack);
-    if (reachable) EXPECT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
-    else EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
+    EXPECT_EQ(sign_in_outcome(api, {{"proxy", "http://127.0.0.1:" + std::to_string(via)}}),
+              reachable ? "authenticated" : "target_unreachable");
   }
   auto log = read_file(dir.path() / "tinyproxy.log");
   EXPECT_NE(log.find("CONNECT"), std::string::npos) << log;
