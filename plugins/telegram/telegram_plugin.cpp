@@ -240,8 +240,43 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (started) spawn(poll(started));
   }
 
+  // Every Bot API call goes through here: a 429 holds every later call for that token until retry_after has passed
+  // (adapters page), and a call made meanwhile waits first.
+  awaitable<void> wait_for_hold(const std::string& token) {
+    for (;;) {
+      std::chrono::steady_clock::time_point until;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = hold_until_.find(token_key(token));
+        if (it == hold_until_.end() || it->second <= std::chrono::steady_clock::now()) co_return;
+        until = it->second;
+      }
+      asio::steady_timer wait(io_, until);
+      co_await wait.async_wait(use_awaitable);
+    }
+  }
+  void note_hold(const std::string& token, const api_reply& r) {
+    if (r.http_status != 429) return;
+    std::lock_guard lock(mutex_);
+    hold_until_[token_key(token)] = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, r.retry_after_s));
+  }
+  awaitable<api_reply> call(const std::string& token, const std::string& method, const json::object& params,
+                            std::chrono::seconds timeout) {
+    co_await wait_for_hold(token);
+    auto r = co_await api_->call(token, method, params, timeout);
+    note_hold(token, r);
+    co_return r;
+  }
+  awaitable<api_reply> upload(const std::string& token, const std::string& method, const json::object& fields,
+                              const file_part& file, std::chrono::seconds timeout) {
+    co_await wait_for_hold(token);
+    auto r = co_await api_->upload(token, method, fields, file, timeout);
+    note_hold(token, r);
+    co_return r;
+  }
+
   awaitable<void> sign_in(std::string channel, std::string token, std::string chat_input, completion done) {
-    auto me = co_await api_->call(token, "getMe", no_params(), call_timeout);
+    auto me = co_await call(token, "getMe", no_params(), call_timeout);
     if (!me.reached()) co_return done.fail({"target_unreachable", "Telegram did not answer", true});
     if (!me.ok || !me.result.is_object())
       co_return done.fail({"invalid_credentials", "Telegram refused the bot token", false});
@@ -255,7 +290,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       chat_params["chat_id"] = std::stoll(chat_input);
     else
       chat_params["chat_id"] = chat_input;
-    auto chat = co_await api_->call(token, "getChat", chat_params, call_timeout);
+    auto chat = co_await call(token, "getChat", chat_params, call_timeout);
     if (!chat.reached()) co_return done.fail({"target_unreachable", "Telegram did not answer", true});
     if (!chat.ok || !chat.result.is_object())
       co_return done.fail({"chat_not_found", "the bot cannot see that chat", false});
@@ -275,12 +310,12 @@ class telegram_plugin final : public xconn::sdk::plugin {
 
   awaitable<void> restore(std::string channel, std::string token, std::string chat_id, completion done) {
     if (token.empty() || chat_id.empty()) co_return done.ok(xconn::sdk::channel_report("expired"));
-    auto me = co_await api_->call(token, "getMe", no_params(), call_timeout);
+    auto me = co_await call(token, "getMe", no_params(), call_timeout);
     if (!me.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
     if (me.http_status == 401 || me.http_status == 404) co_return done.ok(xconn::sdk::channel_report("revoked"));
     json::object chat_params;
     chat_params["chat_id"] = std::stoll(chat_id);
-    auto chat = co_await api_->call(token, "getChat", chat_params, call_timeout);
+    auto chat = co_await call(token, "getChat", chat_params, call_timeout);
     if (!chat.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
     if (chat.http_status == 403 || chat.http_status == 400) co_return done.ok(xconn::sdk::channel_report("revoked"));
     bind({channel, token, token_key(token), chat_id});
@@ -294,11 +329,10 @@ class telegram_plugin final : public xconn::sdk::plugin {
       json::object params;
       params["chat_id"] = std::stoll(b.chat_id);
       params["text"] = text;
-      auto r = co_await api_->call(b.token, "sendMessage", params, call_timeout);
+      auto r = co_await call(b.token, "sendMessage", params, call_timeout);
+      // Past a 429 the next call waits out the token's hold itself.
       if (r.http_status != 429 || std::chrono::steady_clock::now() + std::chrono::seconds(r.retry_after_s) > deadline)
         co_return r;
-      asio::steady_timer wait(io_, std::chrono::seconds(std::max(1, r.retry_after_s)));
-      co_await wait.async_wait(use_awaitable);
     }
   }
 
@@ -321,7 +355,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     params["chat_id"] = std::stoll(b.chat_id);
     params["message_id"] = std::stoll(telegram_id);
     params["text"] = text;
-    auto r = co_await api_->call(b.token, "editMessageText", params, call_timeout);
+    auto r = co_await call(b.token, "editMessageText", params, call_timeout);
     // The same text again is not an error worth failing for.
     if (r.http_status == 400 && r.description.find("message is not modified") != std::string::npos) r.ok = true;
     co_return r;
@@ -331,7 +365,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     json::object params;
     params["chat_id"] = std::stoll(b.chat_id);
     params["action"] = "typing";
-    co_await api_->call(b.token, "sendChatAction", params, call_timeout);
+    co_await call(b.token, "sendChatAction", params, call_timeout);
   }
 
   // Brings the Telegram message of (channel, message id) to the newest text, one request at a time and at most one
@@ -475,7 +509,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     fields["chat_id"] = b.chat_id;
     if (!caption.empty()) fields["caption"] = caption;
     const std::string method = image ? "sendPhoto" : video ? "sendVideo" : "sendDocument";
-    co_return co_await api_->upload(b.token, method, fields, part,
+    co_return co_await upload(b.token, method, fields, part,
                                     std::chrono::seconds(60));
   }
 
@@ -550,7 +584,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   awaitable<std::optional<std::string>> fetch_media(const std::string& token, const media& file) {
     json::object params;
     params["file_id"] = file.file_id;
-    auto info = co_await api_->call(token, "getFile", params, call_timeout);
+    auto info = co_await call(token, "getFile", params, call_timeout);
     if (!info.ok || !info.result.is_object()) co_return std::nullopt;
     auto path = string_at(info.result.as_object(), "file_path");
     if (path.empty()) co_return std::nullopt;
@@ -588,17 +622,14 @@ class telegram_plugin final : public xconn::sdk::plugin {
     while (!p->stopping) {
       json::object params{{"offset", offset}, {"timeout", settings_.poll_timeout_s},
                           {"allowed_updates", json::array{"message", "channel_post"}}};
-      auto r = co_await api_->call(p->token, "getUpdates", params, std::chrono::seconds(settings_.poll_timeout_s + 10));
+      auto r = co_await call(p->token, "getUpdates", params, std::chrono::seconds(settings_.poll_timeout_s + 10));
       if (p->stopping) break;
       if (!r.reached() || r.http_status >= 500) {
         set_health(true, "telegram_unreachable");
         co_await pause(2s);
         continue;
       }
-      if (r.http_status == 429) {
-        co_await pause(std::chrono::seconds(std::max(1, r.retry_after_s)));
-        continue;
-      }
+      if (r.http_status == 429) continue;  // the next poll waits out the token's hold
       if (r.http_status == 409) {
         set_health(true, "telegram_conflict");
         co_await pause(2s);
@@ -728,7 +759,9 @@ class telegram_plugin final : public xconn::sdk::plugin {
   std::mutex mutex_;
   std::map<std::string, binding> channels_;                  // signed-in channels of this run, by channel id
   std::map<std::string, std::shared_ptr<poller>> pollers_;   // by token key
-  std::map<std::string, live_message> live_;                  // by channel "\n" message id
+  std::map<std::string, live_message> live_;
+  std::map<std::string, std::chrono::steady_clock::time_point> hold_until_;  // by token key: after a 429
+  std::uint64_t held_by_429_ = 0;                  // by channel "\n" message id
 };
 
 }  // namespace

@@ -138,7 +138,8 @@ class Handler(BaseHTTPRequestHandler):
                 faults.append(p)
                 return self.answer(200, {"ok": True})
             if what == "state":
-                return self.answer(200, {"sent": sent, "connections": connections[0], "polls": {str(k): v for k, v in polls.items()},
+                return self.answer(200, {"sent": sent, "connections": connections[0],
+                                         "faults_left": sum(f.get("times", 1) for f in faults), "polls": {str(k): v for k, v in polls.items()},
                                          "pending": {str(bots[t]["id"]): len(u) for t, u in updates.items() if t in bots}})
         self.fail(404, "Not Found")
 

@@ -238,6 +238,26 @@ TEST_F(telegram, a_409_degrades_the_plugin_until_a_poll_succeeds_and_a_429_on_se
   EXPECT_EQ(sent().size(), 1u);
 }
 
+TEST_F(telegram, a_429_holds_every_call_of_that_token_until_retry_after_has_passed) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  api.add_fault("sendMessage", 429, "Too Many Requests: retry after 2", 1, 2);
+  auto now_s = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
+  auto started = now_s();
+  // The tool's call meets the 429 first; the final, sent once it has, must wait out the same hold.
+  auto tool_packet = dp->send("tool.invoke", {{"tool_id", "telegram_message_send"}, {"arguments", {{"text", "first"}}}}, channel);
+  ASSERT_TRUE(wait_until([&] { return api.state().at("faults_left").to_number<int>() == 0; }, 10s));
+  auto final_packet = dp->send("chat.message", {{"message_id", "held-1"}, {"text", "second"}}, channel);
+  auto tool = dp->answer(tool_packet, 15s);
+  auto ack = dp->answer(final_packet, 15s);
+  ASSERT_TRUE(ack && tool);
+  EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+  EXPECT_EQ(error_code(*tool), "") << json::serialize(*tool);
+  auto out = sent();
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& m : out) EXPECT_GE(m.at("at").to_number<double>(), started + 1.9) << json::serialize(m);
+}
+
 TEST_F(telegram, a_token_refused_while_polling_turns_its_channels_revoked) {
   auto channel = bound();
   ASSERT_FALSE(channel.empty());
