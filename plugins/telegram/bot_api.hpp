@@ -50,6 +50,9 @@ class bot_api {
   bot_api(boost::asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
           std::optional<api_endpoint> proxy = std::nullopt);
 
+  // Closes the kept connections: before the io_context they belong to goes (the plugin's halt).
+  void close_idle() { idle_.clear(); }
+
   boost::asio::awaitable<api_reply> call(const std::string& token, const std::string& method,
                                          const boost::json::object& params, std::chrono::seconds timeout);
   boost::asio::awaitable<api_reply> upload(const std::string& token, const std::string& method,

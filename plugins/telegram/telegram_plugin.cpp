@@ -207,6 +207,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     work_.reset();
     io_.stop();
     if (runner_.joinable()) runner_.join();
+    api_->close_idle();  // its sockets belong to io_, which goes before api_
   }
 
   std::optional<binding> binding_of(const std::string& channel) {
