@@ -74,6 +74,11 @@ std::string render_metrics(server_context& ctx) {
   }
   std::string text;
   for (const auto& f : families) render(text, f);
+  text += "# HELP xconn_plugin_events_total What a plugin counts of its own target (polls, sends, waits, errors).\n"
+          "# TYPE xconn_plugin_events_total counter\n";
+  for (const auto& conn : ctx.connectors.all())
+    for (const auto& [name, value] : conn->counters().snapshot())
+      text += "xconn_plugin_events_total{plugin=\"" + conn->id() + "\",name=\"" + name + "\"} " + std::to_string(value) + "\n";
   text += "# HELP xconn_store_commits_total LMDB write transactions committed (one per group of writes).\n"
           "# TYPE xconn_store_commits_total counter\nxconn_store_commits_total " +
           std::to_string(ctx.db.commit_count()) + "\n";

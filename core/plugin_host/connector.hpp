@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/base/config.hpp"
+#include "core/plugin_host/plugin_counters.hpp"
 #include "core/plugin_host/plugin_generation.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -94,6 +95,8 @@ class connector : public std::enable_shared_from_this<connector> {
 
   // The serving generation's health. report_health is the host's own finding (a fault), for that generation.
   health_snapshot health() const;
+  // The plugin's own counters (xconn_host_count), kept across reloads.
+  plugin_counters& counters() { return counters_; }
   void report_health(health_state h, std::string last_error_code);
   // Told of every change of the serving generation's health, from any thread. Set before install.
   void on_health_change(std::function<void(health_state)> listener) { health_listener_ = std::move(listener); }
@@ -137,6 +140,7 @@ class connector : public std::enable_shared_from_this<connector> {
   boost::asio::io_context& io_;
   boost::asio::thread_pool& pool_;
 
+  plugin_counters counters_;
   mutable std::mutex mutex_;  // the gate; current_ changes only under it
   // Read without the lock on every call (manifest, health): the hot path never waits for a reload's bookkeeping.
   std::atomic<std::shared_ptr<plugin_generation>> current_;

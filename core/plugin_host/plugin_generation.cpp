@@ -4,6 +4,7 @@
 #include "core/base/ids.hpp"
 #include "core/base/log.hpp"
 #include "core/files/plugin_files.hpp"
+#include "core/plugin_host/connector.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -131,6 +132,7 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_channel_status = &plugin_generation::on_host_channel_status;
   host_api_.xconn_host_file_write_nowait = &plugin_generation::on_host_file_write_nowait;
   host_api_.xconn_host_call_progress = &plugin_generation::on_host_call_progress;
+  host_api_.xconn_host_count = &plugin_generation::on_host_count;
   health_.last_seen_at = unix_ms();
 }
 
@@ -277,6 +279,13 @@ int plugin_generation::on_host_channel_status(void* ctx, xconn_str channel_id, x
   if (why.empty()) return 0;
   spdlog::warn("[plugin {}] channel status report refused: {}", self->id(), why);
   return -1;
+}
+
+int plugin_generation::on_host_count(void* ctx, xconn_str name, uint64_t delta) {
+  auto* self = static_cast<plugin_generation*>(ctx);
+  auto owner = self->owner();
+  if (!owner || !name.data) return -1;
+  return owner->counters().add(str(name), delta) ? 0 : -1;
 }
 
 int plugin_generation::on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key) {

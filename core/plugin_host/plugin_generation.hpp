@@ -163,6 +163,7 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static int on_host_file_write_nowait(xconn_file_upload* upload, const void* data, size_t size,
                                        xconn_file_ready ready, void* user);
   static int on_host_call_progress(xconn_call* call, xconn_str progress_json);
+  static int on_host_count(void* ctx, xconn_str name, uint64_t delta);
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);

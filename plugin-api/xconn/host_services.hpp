@@ -225,6 +225,11 @@ class host {
     return api_->xconn_host_channel_status(api_->host_ctx, to_c(connector_channel_id), to_c(report)) == 0;
   }
 
+  // Adds delta to one of the plugin's counters in /metrics (ABI 1.3; nothing on an older host).
+  void count(std::string_view name, std::uint64_t delta = 1) const {
+    if (XCONN_HOST_HAS(api_, xconn_host_count)) api_->xconn_host_count(api_->host_ctx, to_c(name), delta);
+  }
+
   // xconn_host_file_write_nowait (ABI 1.3): 0 taken, 1 taken and ready runs once when the store has room, -1 failed,
   // -2 while a ready is pending. ready runs on a host pool thread. -1 as well on an older host.
   int write_file_nowait(xconn_file_upload* upload, std::string_view bytes, std::function<void()> ready) const {

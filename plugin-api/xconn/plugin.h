@@ -225,6 +225,11 @@ typedef struct xconn_host_api {
    * optional). The host pushes tool.progress.push to the socket that invoked the tool; the ack still ends the
    * call. Returns 0 when pushed, -1 when refused (not a tool call, malformed, or past 100 for this call). */
   int (*xconn_host_call_progress)(xconn_call* call, xconn_str progress_json);
+
+  /* Since 1.3. Adds delta to the plugin's counter name ([a-z0-9_], 1-48 bytes; at most 64 names), shown in /metrics
+   * as xconn_plugin_events_total{plugin="<id>",name="<name>"}: polls, sends, rate-limit waits, errors by code.
+   * Returns 0, or -1 for a bad name or a new name past 64. Any thread. */
+  int (*xconn_host_count)(void* host_ctx, xconn_str name, uint64_t delta);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

@@ -256,6 +256,25 @@ class telegram_plugin final : public xconn::sdk::plugin {
       co_await wait.async_wait(use_awaitable);
     }
   }
+  // What /metrics shows of the target (xconn_plugin_events_total): polls, updates, sends, edits, rate-limit waits,
+  // errors by HTTP status.
+  void count(const std::string& method, const api_reply& r) {
+    if (!r.reached()) return host_.count("errors_unreachable");
+    if (!r.ok) {
+      host_.count("errors_" + std::to_string(r.http_status));
+      if (r.http_status == 429) host_.count("rate_limit_waits");
+      return;
+    }
+    if (method == "getUpdates") {
+      host_.count("polls");
+      if (r.result.is_array()) host_.count("updates", r.result.as_array().size());
+    } else if (method == "editMessageText") {
+      host_.count("edits");
+    } else if (method.starts_with("send") && method != "sendChatAction") {
+      host_.count("sends");
+    }
+  }
+
   void note_hold(const std::string& token, const api_reply& r) {
     if (r.http_status != 429) return;
     std::lock_guard lock(mutex_);
@@ -266,6 +285,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     co_await wait_for_hold(token);
     auto r = co_await api_->call(token, method, params, timeout);
     note_hold(token, r);
+    count(method, r);
     co_return r;
   }
   awaitable<api_reply> upload(const std::string& token, const std::string& method, const json::object& fields,
@@ -273,6 +293,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     co_await wait_for_hold(token);
     auto r = co_await api_->upload(token, method, fields, file, timeout);
     note_hold(token, r);
+    count(method, r);
     co_return r;
   }
 

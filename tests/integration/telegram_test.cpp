@@ -236,6 +236,18 @@ TEST_F(telegram, a_409_degrades_the_plugin_until_a_poll_succeeds_and_a_429_on_se
   ASSERT_TRUE(ack);
   EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
   EXPECT_EQ(sent().size(), 1u);
+  // The plugin's own counters in /metrics.
+  auto metrics = http_get(server.port(), "/metrics", server.key()).body;
+  auto counted = [&](const std::string& name) {
+    auto line = "xconn_plugin_events_total{plugin=\"telegram\",name=\"" + name + "\"} ";
+    auto at = metrics.find(line);
+    return at == std::string::npos ? -1 : std::stoi(metrics.substr(at + line.size()));
+  };
+  EXPECT_GE(counted("polls"), 1) << metrics;
+  EXPECT_EQ(counted("errors_409"), 2) << metrics;
+  EXPECT_EQ(counted("errors_429"), 1);
+  EXPECT_EQ(counted("rate_limit_waits"), 1);
+  EXPECT_EQ(counted("sends"), 1);
 }
 
 TEST_F(telegram, a_429_holds_every_call_of_that_token_until_retry_after_has_passed) {
