@@ -300,9 +300,9 @@ TEST(reload, held_calls_fail_when_the_pause_outlasts_its_deadline) {
   auto slow_channel = client->open_authenticated();
   auto channel = client->open_authenticated();
   auto generation = generation_of(server, "echo");
-  // Long enough that however long the reload's preparation takes (a loaded ASan build: seconds), the pause still
-  // waits on the sleep past reload_pause_max_s.
-  client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 6000}}}}, slow_channel);
+  // Long enough that however long the reload's preparation takes (two ASan suites side by side: over 5 s, seen in
+  // CI), the pause still waits on the sleep past reload_pause_max_s.
+  client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 15000}}}}, slow_channel);
   ASSERT_TRUE(client->get_descriptor(slow_channel));  // the sleep is in the plugin's hands (frames run in order)
   std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
   ASSERT_EQ(http_call(server.port(), "POST", "/connectors/echo/reload", auth).status, 202);
@@ -310,7 +310,7 @@ TEST(reload, held_calls_fail_when_the_pause_outlasts_its_deadline) {
   auto held = client->invoke(channel, "echo_reverse", {{"text", "late"}});
   ASSERT_TRUE(held);
   EXPECT_EQ(error_code(*held), "tool_invoke_failed") << json::serialize(*held);
-  ASSERT_TRUE(wait_until([&] { return generation_of(server, "echo") > generation; }, 20s));
+  ASSERT_TRUE(wait_until([&] { return generation_of(server, "echo") > generation; }, 40s));
   auto last = list_plugin(server, "echo").entry.at("last_reload").as_object();
   EXPECT_EQ(last.at("status"), "reloaded");
   EXPECT_GE(last.at("failed_calls").to_number<long long>(), 1);
