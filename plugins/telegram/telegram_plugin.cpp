@@ -471,6 +471,12 @@ class telegram_plugin final : public xconn::sdk::plugin {
     co_return id;
   }
 
+  // A send's refusal for the host: retryable only when nothing reached the chat yet and Telegram may take it later.
+  std::string send_refused(const binding& b, const api_reply& r, bool part_sent) {
+    bool retryable = !part_sent && (!r.reached() || r.http_status == 429 || r.http_status >= 500);
+    return json::serialize(json::object{{"ok", false}, {"error", failure_code(b, r)}, {"retryable", retryable}});
+  }
+
   awaitable<void> send_text(binding b, std::string text, std::string message_id, completion done) {
     auto deadline = std::chrono::steady_clock::now() + 25s;
     std::string first_id;
@@ -489,9 +495,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       }
       auto r = co_await send_message(b, part, deadline);
       if (!r.ok) {
-        bool retryable = !r.reached() || r.http_status == 429 || r.http_status >= 500;
-        co_return done.ok(json::serialize(json::object{
-            {"ok", false}, {"error", failure_code(b, r)}, {"retryable", retryable && first_id.empty()}}));
+        co_return done.ok(send_refused(b, r, !first_id.empty()));
       }
       if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
     }
@@ -539,10 +543,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   awaitable<void> send_files(binding b, std::string text, json::array files, completion done) {
     bool as_caption = utf16_units(text) <= max_caption_units;
     std::string first_id;
-    auto fail = [&](const api_reply& r) {
-      bool retryable = (!r.reached() || r.http_status == 429 || r.http_status >= 500) && first_id.empty();
-      done.ok(json::serialize(json::object{{"ok", false}, {"error", failure_code(b, r)}, {"retryable", retryable}}));
-    };
+    auto fail = [&](const api_reply& r) { done.ok(send_refused(b, r, !first_id.empty())); };
     if (!as_caption) {
       for (const auto& part : split_text(text)) {
         auto r = co_await send_message(b, part, std::chrono::steady_clock::now() + 25s);
