@@ -1,14 +1,20 @@
 #include "bot_api.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 
 #include <openssl/rand.h>
+
+#include <array>
+#include <cstdint>
 
 namespace telegram {
 namespace asio = boost::asio;
@@ -65,7 +71,7 @@ struct bot_api::request {
 };
 
 bot_api::bot_api(asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
-                 std::optional<api_endpoint> proxy)
+                 std::optional<proxy_url> proxy)
     : io_(io), endpoint_(std::move(endpoint)), proxy_(std::move(proxy)) {
   boost::system::error_code ec;
   tls_.set_default_verify_paths(ec);
@@ -122,25 +128,19 @@ asio::awaitable<bot_api::connection> bot_api::open(std::chrono::seconds timeout,
   c.plain = std::make_unique<beast::tcp_stream>(io_);
   c.plain->expires_after(timeout);
   asio::ip::tcp::resolver resolver(io_);
-  const auto& first_hop = proxy_ ? *proxy_ : endpoint_;
+  const auto& first_host = proxy_ ? proxy_->host : endpoint_.host;
+  const auto& first_port = proxy_ ? proxy_->port : endpoint_.port;
   step = "resolve_failed";
-  auto found = co_await resolver.async_resolve(first_hop.host, first_hop.port, use_awaitable);
+  auto found = co_await resolver.async_resolve(first_host, first_port, use_awaitable);
   step = "connect_failed";
   co_await c.plain->async_connect(found, use_awaitable);
   if (proxy_) {
-    // A tunnel to the Bot API (RFC 9110 §9.3.6): the proxy sees only the host and port, never a token.
+    // The proxy sees only the Bot API's host and port, never a token: TLS (or the fake's plain HTTP) runs inside.
     step = "proxy_failed";
-    auto authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]" : endpoint_.host) +
-                     ":" + endpoint_.port;
-    http::request<http::empty_body> connect{http::verb::connect, authority, 11};
-    connect.set(http::field::host, authority);
-    co_await http::async_write(*c.plain, connect, use_awaitable);
-    beast::flat_buffer buffer;
-    http::response_parser<http::empty_body> answer;
-    answer.skip(true);  // a CONNECT answer has no body
-    co_await http::async_read_header(*c.plain, buffer, answer, use_awaitable);
-    if (answer.get().result() != http::status::ok || buffer.size() != 0)
-      throw boost::system::system_error(asio::error::connection_refused);
+    if (proxy_->type == proxy_url::kind::socks5)
+      co_await socks5_tunnel(*c.plain);
+    else
+      co_await http_tunnel(*c.plain);
   }
   if (endpoint_.tls) {
     step = "tls_failed";
@@ -152,6 +152,67 @@ asio::awaitable<bot_api::connection> bot_api::open(std::chrono::seconds timeout,
     co_await c.tls->async_handshake(asio::ssl::stream_base::client, use_awaitable);
   }
   co_return c;
+}
+
+// RFC 9110 §9.3.6, with Basic credentials (RFC 7617) when the proxy URL has them.
+asio::awaitable<void> bot_api::http_tunnel(beast::tcp_stream& proxy) {
+  auto authority = (endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]" : endpoint_.host) +
+                   ":" + endpoint_.port;
+  http::request<http::empty_body> connect{http::verb::connect, authority, 11};
+  connect.set(http::field::host, authority);
+  if (!proxy_->user.empty()) {
+    auto plain = proxy_->user + ":" + proxy_->password;
+    std::string encoded(beast::detail::base64::encoded_size(plain.size()), '\0');
+    encoded.resize(beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
+    connect.set(http::field::proxy_authorization, "Basic " + encoded);
+  }
+  co_await http::async_write(proxy, connect, use_awaitable);
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> answer;
+  answer.skip(true);  // a CONNECT answer has no body
+  co_await http::async_read_header(proxy, buffer, answer, use_awaitable);
+  if (answer.get().result() != http::status::ok || buffer.size() != 0)
+    throw boost::system::system_error(asio::error::connection_refused);
+}
+
+// RFC 1928 CONNECT by host name (the proxy resolves it: where Telegram is blocked, so may its DNS be), with RFC 1929
+// user/password when the proxy URL has them. Any refusal is one error: the caller reports "proxy_refused".
+asio::awaitable<void> bot_api::socks5_tunnel(beast::tcp_stream& proxy) {
+  auto refuse = [] { throw boost::system::system_error(asio::error::connection_refused); };
+  bool with_password = !proxy_->user.empty();
+  std::string greeting = with_password ? std::string("\x05\x01\x02", 3) : std::string("\x05\x01\x00", 3);
+  co_await asio::async_write(proxy, asio::buffer(greeting), use_awaitable);
+  std::array<std::uint8_t, 2> chosen{};
+  co_await asio::async_read(proxy, asio::buffer(chosen), use_awaitable);
+  if (chosen[0] != 5 || chosen[1] != (with_password ? 2 : 0)) refuse();
+  if (with_password) {
+    std::string login;
+    login += '\x01';
+    login += static_cast<char>(proxy_->user.size());
+    login += proxy_->user;
+    login += static_cast<char>(proxy_->password.size());
+    login += proxy_->password;
+    co_await asio::async_write(proxy, asio::buffer(login), use_awaitable);
+    std::array<std::uint8_t, 2> status{};
+    co_await asio::async_read(proxy, asio::buffer(status), use_awaitable);
+    if (status[0] != 1 || status[1] != 0) refuse();
+  }
+  if (endpoint_.host.size() > 255) refuse();
+  auto port = static_cast<std::uint16_t>(std::stoi(endpoint_.port));
+  std::string request("\x05\x01\x00\x03", 4);
+  request += static_cast<char>(endpoint_.host.size());
+  request += endpoint_.host;
+  request += static_cast<char>(port >> 8);
+  request += static_cast<char>(port & 0xff);
+  co_await asio::async_write(proxy, asio::buffer(request), use_awaitable);
+  // The answer: VER REP RSV ATYP, then the bound address (4 or 16 bytes, or a length and a name) and a port.
+  std::array<std::uint8_t, 5> head{};
+  co_await asio::async_read(proxy, asio::buffer(head), use_awaitable);
+  if (head[0] != 5 || head[1] != 0) refuse();
+  std::size_t rest = head[3] == 1 ? 4 - 1 + 2 : head[3] == 4 ? 16 - 1 + 2 : head[3] == 3 ? head[4] + 2u : 0;
+  if (rest == 0) refuse();
+  std::array<std::uint8_t, 258> bound{};
+  co_await asio::async_read(proxy, asio::buffer(bound.data(), rest), use_awaitable);
 }
 
 asio::awaitable<api_reply> bot_api::exchange(request r, std::chrono::seconds timeout, std::string* raw_body,

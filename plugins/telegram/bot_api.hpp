@@ -5,6 +5,7 @@
 #pragma once
 
 #include "api_endpoint.hpp"
+#include "proxy_url.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -46,9 +47,9 @@ struct file_part {
 class bot_api {
  public:
   // ca_file: extra PEM certificates to trust ("" for none); the error, if it cannot be read, in *error. proxy: an
-  // http:// proxy every request tunnels through with CONNECT (TLS stays end to end).
+  // http:// (CONNECT) or socks5:// proxy every request tunnels through (TLS stays end to end).
   bot_api(boost::asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
-          std::optional<api_endpoint> proxy = std::nullopt);
+          std::optional<proxy_url> proxy = std::nullopt);
 
   // Closes the kept connections: before the io_context they belong to goes (the plugin's halt).
   void close_idle() { idle_.clear(); }
@@ -74,12 +75,14 @@ class bot_api {
   static constexpr std::size_t max_idle = 4;  // kept for reuse; a long poll holds one more while it waits
 
   boost::asio::awaitable<connection> open(std::chrono::seconds timeout, std::string& step);
+  boost::asio::awaitable<void> http_tunnel(boost::beast::tcp_stream& proxy);
+  boost::asio::awaitable<void> socks5_tunnel(boost::beast::tcp_stream& proxy);
   boost::asio::awaitable<api_reply> exchange(request req, std::chrono::seconds timeout, std::string* raw_body,
                                              std::size_t max_bytes);
 
   boost::asio::io_context& io_;
   api_endpoint endpoint_;
-  std::optional<api_endpoint> proxy_;
+  std::optional<proxy_url> proxy_;
   boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
   std::vector<connection> idle_;  // reused connections (the plugin's one event-loop thread only)
 };

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api_endpoint.hpp"
+#include "proxy_url.hpp"
 
 #include <boost/json.hpp>
 
@@ -35,10 +36,8 @@ inline std::string check_section(const boost::json::object& section, settings* o
         if (!v.is_int64() || v.as_int64() < 1 || v.as_int64() > 50) return key + ": must be an integer 1..50";
         if (out) out->poll_timeout_s = static_cast<int>(v.as_int64());
       } else if (key == "config.proxy") {
-        if (!v.is_string() || v.as_string().empty()) return key + ": must be an http:// proxy URL";
-        auto proxy = api_endpoint::parse(v.as_string());
-        if (v.as_string().starts_with("socks5://")) return key + ": socks5:// is not supported yet; use an http:// proxy";
-        if (!proxy || proxy->tls || !proxy->base_path.empty()) return key + ": must be an http://host:port proxy URL";
+        if (!v.is_string() || !proxy_url::parse(v.as_string()))
+          return key + ": must be http://[user:password@]host:port or socks5://[user:password@]host:port";
         if (out) out->proxy = v.as_string();
       } else {
         return key + ": unknown key";

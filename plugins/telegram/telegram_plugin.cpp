@@ -83,7 +83,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
     auto endpoint = api_endpoint::parse(settings_.api_base_url);
     std::string error;
-    auto proxy = settings_.proxy.empty() ? std::nullopt : api_endpoint::parse(settings_.proxy);
+    auto proxy = settings_.proxy.empty() ? std::nullopt : proxy_url::parse(settings_.proxy);
     api_ = std::make_unique<bot_api>(io_, *endpoint, settings_.ca_file, &error, proxy);
     if (!error.empty()) host_.log(XCONN_LOG_WARN, error);
   }
@@ -139,8 +139,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
     spawn(send_text(*b, string_at(reply, "text"), string_at(reply, "idempotency_key"), std::move(done)));
   }
 
-  // A delta: the first creates the Telegram message, later ones edit it at most once a second per chat (the latest
-  // text wins); the final edits it to the whole text (send).
+  // A delta: the first creates the Telegram message, later ones edit it, with at most one delta edit a second in a
+  // chat (the latest text wins); the final edits it to the whole text (send).
   void update(std::string_view channel, std::string_view message_id, std::string_view text_so_far,
               completion done) override {
     auto b = binding_of(std::string(channel));
@@ -177,7 +177,6 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string telegram_id;  // "" until sendMessage answered
     std::string shown;        // the text Telegram has
     std::string latest;       // the newest text the host gave
-    std::chrono::steady_clock::time_point last_edit{};
     bool busy = false;        // a send or edit is on its way; it picks up `latest` when it returns
   };
   struct poller {
@@ -390,10 +389,12 @@ class telegram_plugin final : public xconn::sdk::plugin {
     co_await call(b.token, "sendChatAction", params, call_timeout);
   }
 
-  // Brings the Telegram message of (channel, message id) to the newest text, one request at a time and at most one
-  // edit a second; the first text creates it.
+  // Brings the Telegram message of (channel, message id) to the newest text, one request at a time; the first text
+  // creates it. A chat takes one delta edit a second, whichever live message it is for: an edit reserves its
+  // chat's slot before it goes.
   awaitable<void> live_update(binding b, std::string message_id, std::string text) {
     const std::string key = b.channel + "\n" + message_id;
+    const std::string chat = b.key + "\n" + b.chat_id;
     {
       std::lock_guard lock(mutex_);
       auto& live = live_[key];
@@ -403,7 +404,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     }
     for (;;) {
       std::string telegram_id, want;
-      std::chrono::steady_clock::time_point last;
+      std::chrono::steady_clock::time_point next{};
       {
         std::lock_guard lock(mutex_);
         auto it = live_.find(key);
@@ -414,15 +415,17 @@ class telegram_plugin final : public xconn::sdk::plugin {
         }
         telegram_id = it->second.telegram_id;
         want = it->second.latest;
-        last = it->second.last_edit;
-      }
-      if (!telegram_id.empty()) {
-        auto next = last + 1s;
-        if (next > std::chrono::steady_clock::now()) {
-          asio::steady_timer wait(io_, next);
-          co_await wait.async_wait(use_awaitable);
-          continue;  // newer text may have come meanwhile
+        if (!telegram_id.empty()) {
+          auto now = std::chrono::steady_clock::now();
+          auto& slot = chat_edit_[chat];
+          if (slot + 1s > now) next = slot + 1s;
+          else slot = now;  // this edit's turn
         }
+      }
+      if (next != std::chrono::steady_clock::time_point{}) {
+        asio::steady_timer wait(io_, next);
+        co_await wait.async_wait(use_awaitable);
+        continue;  // newer text may have come meanwhile, or another message took the slot
       }
       // Two statements: GCC 12 miscompiles co_await inside a conditional expression.
       api_reply r;
@@ -431,13 +434,16 @@ class telegram_plugin final : public xconn::sdk::plugin {
       std::lock_guard lock(mutex_);
       auto it = live_.find(key);
       if (it == live_.end()) co_return;
-      it->second.last_edit = std::chrono::steady_clock::now();
       if (!r.ok) {
         it->second.busy = false;  // the final will send or edit the whole text
         co_return;
       }
-      if (telegram_id.empty() && r.result.is_object())
+      if (telegram_id.empty() && r.result.is_object()) {
         it->second.telegram_id = id_text(r.result.as_object().if_contains("message_id"));
+        auto now = std::chrono::steady_clock::now();
+        if (chat_edit_.size() > 1024) std::erase_if(chat_edit_, [&](const auto& e) { return e.second + 1s < now; });
+        chat_edit_[chat] = std::max(chat_edit_[chat], now);  // its first edit a second after it was created
+      }
       it->second.shown = want;
     }
   }
@@ -782,9 +788,11 @@ class telegram_plugin final : public xconn::sdk::plugin {
   std::mutex mutex_;
   std::map<std::string, binding> channels_;                  // signed-in channels of this run, by channel id
   std::map<std::string, std::shared_ptr<poller>> pollers_;   // by token key
-  std::map<std::string, live_message> live_;
+  std::map<std::string, live_message> live_;  // by channel "\n" message id
+  std::map<std::string, std::chrono::steady_clock::time_point> chat_edit_;   // by token key "\n" chat id: the last
+                                                                             // delta edit (or creation), pruned
   std::map<std::string, std::chrono::steady_clock::time_point> hold_until_;  // by token key: after a 429
-  std::uint64_t held_by_429_ = 0;                  // by channel "\n" message id
+  std::uint64_t held_by_429_ = 0;
 };
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
 
+#include <boost/asio/ip/tcp.hpp>
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -315,7 +317,9 @@ TEST_F(telegram, the_last_sign_out_of_a_token_stops_its_poller) {
   EXPECT_EQ(calls(), after);
 }
 
-TEST_F(telegram, deltas_create_one_message_edited_at_most_once_a_second_and_the_final_edits_it_whole) {
+// Two answers streamed at once into one chat: each is one Telegram message, and the chat sees at most one delta
+// edit a second between them (a final's own edit goes at once).
+TEST_F(telegram, deltas_create_one_message_edited_at_most_once_a_second_per_chat_and_the_final_edits_it_whole) {
   auto channel = bound();
   ASSERT_FALSE(channel.empty());
   dp->send("chat.activity", {{"status", "thinking"}}, channel);
@@ -323,21 +327,39 @@ TEST_F(telegram, deltas_create_one_message_edited_at_most_once_a_second_and_the_
   std::string text;
   for (int seq = 1; seq <= 12; ++seq) {
     text += "word" + std::to_string(seq) + " ";
-    dp->send("chat.message.delta", {{"message_id", "live-1"}, {"sequence", seq}, {"text", text}}, channel);
+    for (std::string live : {"live-1", "live-2"})
+      dp->send("chat.message.delta", {{"message_id", live}, {"sequence", seq}, {"text", live + ": " + text}}, channel);
     std::this_thread::sleep_for(150ms);  // a stream of deltas over about two seconds, as a model writes
   }
-  auto ack = dp->request("chat.message", {{"message_id", "live-1"}, {"text", text + "done."}}, channel, 15s);
-  ASSERT_TRUE(ack);
-  EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
-  EXPECT_EQ(sent("sendMessage").size(), 1u) << "one message, created by the first delta";
+  std::map<std::string, std::string> external_key;
+  for (std::string live : {"live-2", "live-1"}) {
+    auto ack = dp->request("chat.message", {{"message_id", live}, {"text", live + ": " + text + "done."}}, channel, 15s);
+    ASSERT_TRUE(ack);
+    EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+    external_key[live] = text_of(payload_of(*ack), "external_key");
+  }
+  auto created = sent("sendMessage");
+  ASSERT_EQ(created.size(), 2u) << "one message each, created by its first delta";
+  std::map<std::string, long long> telegram_id;  // live-N → the message its first delta created
+  for (const auto& m : created) telegram_id[text_of(m, "text").substr(0, 6)] = m.at("message_id").to_number<long long>();
   auto edits = sent("editMessageText");
-  ASSERT_GE(edits.size(), 2u);
-  EXPECT_EQ(text_of(edits.back(), "text"), text + "done.");
-  for (std::size_t i = 1; i + 1 < edits.size(); ++i)  // the final's own edit may follow its last delta at once
-    EXPECT_GE(edits[i].at("at").to_number<double>() - edits[i - 1].at("at").to_number<double>(), 0.95) << i;
-  auto message_id = sent("sendMessage")[0].at("message_id").to_number<long long>();
-  for (const auto& e : edits) EXPECT_EQ(e.at("message_id").to_number<long long>(), message_id);
-  EXPECT_EQ(text_of(payload_of(*ack), "external_key"), std::to_string(group_id) + ":" + std::to_string(message_id));
+  double last_delta_edit = -1;
+  std::map<long long, std::string> last_text;
+  for (const auto& e : edits) {
+    auto edited = text_of(e, "text");
+    last_text[e.at("message_id").to_number<long long>()] = edited;
+    if (edited.ends_with("done.")) continue;  // a final's own edit
+    auto at = e.at("at").to_number<double>();
+    if (last_delta_edit >= 0) {
+      EXPECT_GE(at - last_delta_edit, 0.95) << edited;
+    }
+    last_delta_edit = at;
+  }
+  EXPECT_GE(edits.size(), 4u);
+  for (std::string live : {"live-1", "live-2"}) {
+    EXPECT_EQ(last_text[telegram_id[live]], live + ": " + text + "done.");
+    EXPECT_EQ(external_key[live], std::to_string(group_id) + ":" + std::to_string(telegram_id[live]));
+  }
 }
 
 TEST_F(telegram, a_photo_and_a_document_arrive_as_files_whose_download_urls_serve_the_same_bytes) {
@@ -446,8 +468,9 @@ TEST(telegram_tls, an_untrusted_certificate_is_refused_unless_ca_file_names_it) 
   }
 }
 
-// config.proxy: every Bot API request tunnels through an http:// proxy with CONNECT (Debian's tinyproxy, started
-// here on a loopback port); a proxy that does not answer makes the target unreachable.
+// config.proxy: every Bot API request tunnels through an http:// proxy with CONNECT and Basic credentials
+// (Debian's tinyproxy, started here on a loopback port); a wrong password, or a proxy that does not answer, makes
+// the target unreachable.
 TEST(telegram_proxy, requests_tunnel_through_an_http_proxy) {
   fake_telegram api;
   api.add_bot(token, bot_id, "xconn_bot");
@@ -456,17 +479,60 @@ TEST(telegram_proxy, requests_tunnel_through_an_http_proxy) {
   auto proxy_port = free_loopback_port();
   write_file(dir.path() / "tinyproxy.conf",
              "Port " + std::to_string(proxy_port) + "\nListen 127.0.0.1\nTimeout 60\nMaxClients 20\nAllow 127.0.0.1\n"
-             "LogLevel Connect\nLogFile \"" + (dir.path() / "tinyproxy.log").string() + "\"\n");
+             "BasicAuth xconn planted-proxy-pass\nLogLevel Connect\nLogFile \"" +
+                 (dir.path() / "tinyproxy.log").string() + "\"\n");
   daemon_process proxy({"-d", "-c", (dir.path() / "tinyproxy.conf").string()}, dir.path(), {}, "/usr/bin/tinyproxy");
   ASSERT_TRUE(wait_until([&] { return http_call(proxy_port, "GET", "/").status != 0; }, 10s)) << proxy.console();
-  for (bool reachable : {true, false}) {
-    auto via = reachable ? proxy_port : free_loopback_port();
-    EXPECT_EQ(sign_in_outcome(api, {{"proxy", "http://127.0.0.1:" + std::to_string(via)}}),
-              reachable ? "authenticated" : "target_unreachable");
-  }
+  auto at = [](int port) { return "@127.0.0.1:" + std::to_string(port); };
+  EXPECT_EQ(sign_in_outcome(api, {{"proxy", "http://xconn:planted-proxy-pass" + at(proxy_port)}}), "authenticated");
+  EXPECT_EQ(sign_in_outcome(api, {{"proxy", "http://xconn:wrong-pass" + at(proxy_port)}}), "target_unreachable");
+  EXPECT_EQ(sign_in_outcome(api, {{"proxy", "http://xconn:planted-proxy-pass" + at(free_loopback_port())}}),
+            "target_unreachable");
   auto log = read_file(dir.path() / "tinyproxy.log");
   EXPECT_NE(log.find("CONNECT"), std::string::npos) << log;
   EXPECT_EQ(log.find(token), std::string::npos) << "the proxy saw the token";
+}
+
+// config.proxy = socks5://user:password@host:port (Debian's microsocks, started here with a user and password):
+// sign-in, polling and delivery go through it; a wrong password is refused by the proxy (target_unreachable), and
+// the proxy's password reaches no log line.
+TEST(telegram_proxy, requests_tunnel_through_a_socks5_proxy_with_a_password) {
+  log_capture logs;
+  fake_telegram api;
+  api.add_bot(token, bot_id, "xconn_bot");
+  api.add_chat(group_id, "group", "Ops room");
+  temp_dir dir;
+  auto proxy_port = free_loopback_port();
+  daemon_process proxy({"-i", "127.0.0.1", "-p", std::to_string(proxy_port), "-u", "xconn", "-P", "planted-socks-pass"},
+                       dir.path(), {}, "/usr/bin/microsocks");
+  auto listening = [&] {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket s(io);
+    boost::system::error_code ec;
+    s.connect({boost::asio::ip::make_address("127.0.0.1"), proxy_port}, ec);
+    return !ec;
+  };
+  ASSERT_TRUE(wait_until(listening, 10s)) << proxy.console();
+  auto via = [&](const std::string& password) {
+    return "socks5://xconn:" + password + "@127.0.0.1:" + std::to_string(proxy_port);
+  };
+  EXPECT_EQ(sign_in_outcome(api, {{"proxy", via("wrong-pass")}}), "target_unreachable");
+
+  server_fixture server({"telegram.so"}, [&](config& c) {
+    c.connectors["telegram"].config = {
+        {"api_base_url", api.base_url()}, {"poll_timeout_s", 1}, {"proxy", via("planted-socks-pass")}};
+  });
+  server.start();
+  auto dp = dp_client::connect(server.port(), server.key(), "telegram");
+  ASSERT_TRUE(dp);
+  auto channel = dp->open_signed_in("telegram_bot_binding", {{"bot_token", token}, {"chat_id", std::to_string(group_id)}});
+  ASSERT_FALSE(channel.empty());
+  api.add_update(token, telegram_text(group_id, "group", 7001, 555, "Bo", "through socks"));
+  auto message = dp->next_push("chat.message", channel, 20s);
+  ASSERT_TRUE(message);
+  EXPECT_EQ(text_of(payload_of(*message), "text"), "through socks");
+  EXPECT_NE(proxy.console().find(":" + std::to_string(api.port())), std::string::npos) << proxy.console();
+  EXPECT_EQ(logs.text().find("planted-socks-pass"), std::string::npos) << "the proxy's password was logged";
 }
 
 

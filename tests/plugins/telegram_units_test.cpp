@@ -100,11 +100,15 @@ TEST_F(TelegramAbi, TheConfigSectionIsCheckedKeyByKeyAndNeverQuotesAValue) {
   EXPECT_EQ(validate(R"({"config":{"api_base_url":"https://api.telegram.org","poll_timeout_s":30,"ca_file":"/x.pem"}})"), "");
   EXPECT_EQ(validate("{}"), "");
   EXPECT_EQ(validate(R"({"config":{"proxy":"http://127.0.0.1:3128"}})"), "");
-  EXPECT_EQ(validate(R"({"config":{"proxy":"socks5://127.0.0.1:1080"}})"),
-            "config.proxy: socks5:// is not supported yet; use an http:// proxy");
-  EXPECT_EQ(validate(R"({"config":{"proxy":"https://user:planted@proxy:3128/x"}})"),
-            "config.proxy: must be an http://host:port proxy URL");
-  EXPECT_EQ(validate(R"({"config":{"proxy":""}})"), "config.proxy: must be an http:// proxy URL");
+  EXPECT_EQ(validate(R"({"config":{"proxy":"socks5://127.0.0.1:1080"}})"), "");
+  EXPECT_EQ(validate(R"({"config":{"proxy":"socks5://user:pass@[::1]:1080"}})"), "");
+  EXPECT_EQ(validate(R"({"config":{"proxy":"http://user:pass@proxy.example:3128"}})"), "");
+  const std::string refused =
+      "config.proxy: must be http://[user:password@]host:port or socks5://[user:password@]host:port";
+  for (auto bad : {R"("https://user:planted@proxy:3128/x")", R"("")", R"("socks4://proxy:1080")",
+                   R"("socks5://proxy")", R"("socks5://[::1]")", R"("socks5://planted@proxy:1080")",
+                   R"("http://:planted@proxy:3128")", R"("http://proxy:3128/path")", R"(3128)"})
+    EXPECT_EQ(validate(std::string(R"({"config":{"proxy":)") + bad + "}}"), refused) << bad;
   EXPECT_EQ(validate(R"({"config":{"poll_timeout_s":0}})"), "config.poll_timeout_s: must be an integer 1..50");
   EXPECT_EQ(validate(R"({"config":{"poll_timeout_s":51}})"), "config.poll_timeout_s: must be an integer 1..50");
   EXPECT_EQ(validate(R"({"config":{"poll_timeout_s":"30"}})"), "config.poll_timeout_s: must be an integer 1..50");
