@@ -177,6 +177,9 @@ plugin_host_hooks server::impl::plugin_hooks() {
       from.stop_consumers(consumers->release_channel(from.id(), channel_id), std::chrono::seconds(cfg.tools.timeout_s));
     return why;
   };
+  hooks.base_url = [this](const connector& of) {
+    return ctx->public_base_url.empty() ? std::string() : ctx->public_base_url + "/connectors/" + of.id();
+  };
   hooks.health_changed = [this](const std::string& plugin_id, health_state h) {
     std::string last_error;
     if (auto conn = connectors->find(plugin_id)) last_error = conn->health().last_error_code;

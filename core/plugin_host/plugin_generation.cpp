@@ -10,6 +10,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <future>
 
 namespace xconn {
@@ -133,6 +135,7 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_file_write_nowait = &plugin_generation::on_host_file_write_nowait;
   host_api_.xconn_host_call_progress = &plugin_generation::on_host_call_progress;
   host_api_.xconn_host_count = &plugin_generation::on_host_count;
+  host_api_.xconn_host_base_url = &plugin_generation::on_host_base_url;
   health_.last_seen_at = unix_ms();
 }
 
@@ -286,6 +289,16 @@ int plugin_generation::on_host_count(void* ctx, xconn_str name, uint64_t delta) 
   auto owner = self->owner();
   if (!owner || !name.data) return -1;
   return owner->counters().add(str(name), delta) ? 0 : -1;
+}
+
+int64_t plugin_generation::on_host_base_url(void* ctx, char* out, size_t capacity) {
+  auto* self = static_cast<plugin_generation*>(ctx);
+  auto owner = self->owner();
+  if (!owner || !self->hooks_.base_url) return -1;
+  auto url = self->hooks_.base_url(*owner);
+  if (url.empty()) return -1;
+  if (out) std::memcpy(out, url.data(), std::min(capacity, url.size()));
+  return static_cast<int64_t>(url.size());
 }
 
 int plugin_generation::on_host_consumer_acquire(void* ctx, xconn_str channel_id, xconn_str consumer_key) {

@@ -72,6 +72,8 @@ struct plugin_host_hooks {
   // The plugin's report on one of its channels: "" when taken, else why not.
   std::function<std::string(connector& from, std::string channel_id, std::string report_json)> channel_status;
   std::function<void(const std::string& plugin_id, health_state)> health_changed;
+  // The connector's absolute base URL ("" before the server listens).
+  std::function<std::string(const connector& of)> base_url;
 };
 
 class plugin_generation : public std::enable_shared_from_this<plugin_generation> {
@@ -164,6 +166,7 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
                                        xconn_file_ready ready, void* user);
   static int on_host_call_progress(xconn_call* call, xconn_str progress_json);
   static int on_host_count(void* ctx, xconn_str name, uint64_t delta);
+  static int64_t on_host_base_url(void* ctx, char* out, size_t capacity);
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);

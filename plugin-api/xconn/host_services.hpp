@@ -230,6 +230,20 @@ class host {
     if (XCONN_HOST_HAS(api_, xconn_host_count)) api_->xconn_host_count(api_->host_ctx, to_c(name), delta);
   }
 
+  // The connector's absolute base URL, e.g. "https://xconn.example/connectors/webhook" (ABI 1.4); "" on an older
+  // host or before the server listens.
+  std::string base_url() const {
+    if (!XCONN_HOST_HAS(api_, xconn_host_base_url)) return "";
+    std::string out(128, '\0');
+    for (;;) {
+      auto size = api_->xconn_host_base_url(api_->host_ctx, out.data(), out.size());
+      if (size < 0) return "";
+      bool fits = static_cast<std::size_t>(size) <= out.size();
+      out.resize(static_cast<std::size_t>(size));
+      if (fits) return out;
+    }
+  }
+
   // xconn_host_file_write_nowait (ABI 1.3): 0 taken, 1 taken and ready runs once when the store has room, -1 failed,
   // -2 while a ready is pending. ready runs on a host pool thread. -1 as well on an older host.
   int write_file_nowait(xconn_file_upload* upload, std::string_view bytes, std::function<void()> ready) const {

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 3u
+#define XCONN_PLUGIN_API_MINOR 4u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -230,6 +230,12 @@ typedef struct xconn_host_api {
    * as xconn_plugin_events_total{plugin="<id>",name="<name>"}: polls, sends, rate-limit waits, errors by code.
    * Returns 0, or -1 for a bad name or a new name past 64. Any thread. */
   int (*xconn_host_count)(void* host_ctx, xconn_str name, uint64_t delta);
+
+  /* Since 1.4. The connector's absolute base URL as xAgent reaches it (server.public_base_url, else the bound
+   * address, then "/connectors/<id>"), without a trailing slash: what a plugin shows for a route it serves (a
+   * webhook's inbound URL). Copies at most capacity bytes to out and returns the full size (call again with
+   * more room when it is larger); -1 before the server listens. Any thread. */
+  int64_t (*xconn_host_base_url)(void* host_ctx, char* out, size_t capacity);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

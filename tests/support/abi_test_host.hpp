@@ -102,7 +102,8 @@ class test_host {
   explicit test_host(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
              &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read,
-             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},  // no 1.3 services
+             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,    // no 1.3 services
+             nullptr},                                                                  // nor 1.4's
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
