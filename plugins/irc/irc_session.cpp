@@ -1,0 +1,402 @@
+#include "irc_session.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/stream_traits.hpp>
+
+#include <algorithm>
+
+namespace irc {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using asio::awaitable;
+using asio::use_awaitable;
+using namespace std::chrono_literals;
+using clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto keepalive_interval = 90s;  // a PING when the server said nothing for this long
+constexpr auto dead_after = 240s;         // nothing read for this long: the connection is gone
+constexpr auto max_backoff = 30s;
+constexpr std::size_t max_line_bytes = 8191 + 512;  // IRCv3 tags plus an RFC 1459 line
+}  // namespace
+
+awaitable<bool> one_shot::wait(clock::time_point deadline) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
+  waiters.push_back(&timer);
+  while (!done && clock::now() < deadline) {
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+  std::erase(waiters, &timer);
+  co_return done;
+}
+
+void session::link::shut() {
+  if (!open) return;
+  open = false;
+  boost::system::error_code ec;
+  auto& socket = tls ? beast::get_lowest_layer(*tls).socket() : plain->socket();
+  socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+}
+
+session::session(asio::io_context& io, asio::ssl::context& tls, session_options options, session_events events)
+    : io_(io),
+      tls_context_(tls),
+      options_(std::move(options)),
+      events_(std::move(events)),
+      writer_wake_(io),
+      backoff_(io) {}
+
+void session::run() { asio::co_spawn(io_, lifetime(), asio::detached); }
+
+void session::close() {
+  if (closing_) return;
+  closing_ = true;
+  backoff_.cancel();
+  if (link_ && registered_) {
+    control_.push_back(build_line("QUIT", {"xconn"}));  // the writer closes the link once it went
+    wake_writer();
+  } else {
+    drop_connection();
+  }
+}
+
+void session::abandon() {
+  closing_ = true;
+  if (link_) link_->shut();
+}
+
+// Connects, registers, serves until the connection is lost, and again after a backoff, until closed or refused.
+awaitable<void> session::lifetime() {
+  auto self = shared_from_this();
+  auto backoff = std::chrono::seconds(1);
+  while (!closing_) {
+    auto outcome = co_await connect_and_register();
+    if (outcome.empty()) {
+      backoff = 1s;
+      for (const auto& [folded, channel] : wanted_) send_now(build_line("JOIN", {channel}));
+      events_.on_state(true);
+      auto lost = lost_;
+      co_await lost->wait(clock::time_point::max());
+      registered_ = false;
+      joined_.clear();
+      events_.on_state(false);
+    } else if (outcome == "invalid_credentials" || outcome == "invalid_input") {
+      refused_ = true;
+      drop_connection();
+      if (events_.on_refused) events_.on_refused(outcome);
+      break;
+    }
+    drop_connection();
+    if (closing_) break;
+    events_.on_count("reconnect_waits");
+    backoff_.expires_after(backoff);
+    boost::system::error_code ec;
+    co_await backoff_.async_wait(asio::redirect_error(use_awaitable, ec));
+    backoff = std::min<std::chrono::seconds>(backoff * 2, max_backoff);
+  }
+  // Nobody waits past the end: joins and NAMES answer now, unwritten lines are given up.
+  for (auto& j : joins_) j.answered->set();
+  for (auto& n : names_) n.answered->set();
+  for (auto& q : paced_)
+    if (q.owner) q.owner->done->set();
+  paced_.clear();
+}
+
+awaitable<std::string> session::connect_and_register() {
+  registration_ = std::make_shared<one_shot>();
+  registration_outcome_.clear();
+  lost_ = std::make_shared<one_shot>();
+  offered_caps_.clear();
+  control_.clear();
+  auto deadline = clock::now() + options_.connect_timeout;
+  auto l = std::make_shared<link>();
+  l->plain = std::make_unique<beast::tcp_stream>(io_);
+  try {
+    l->plain->expires_at(deadline);
+    asio::ip::tcp::resolver resolver(io_);
+    auto found = co_await resolver.async_resolve(options_.host, options_.port, use_awaitable);
+    co_await l->plain->async_connect(found, use_awaitable);
+    if (options_.tls) {
+      l->tls = std::make_unique<tls_stream>(std::move(*l->plain), tls_context_);
+      l->plain.reset();
+      if (!SSL_set_tlsext_host_name(l->tls->native_handle(), options_.host.c_str()))
+        throw boost::system::system_error(asio::error::invalid_argument);
+      l->tls->set_verify_callback(asio::ssl::host_name_verification(options_.host));
+      co_await l->tls->async_handshake(asio::ssl::stream_base::client, use_awaitable);
+    }
+  } catch (const boost::system::system_error&) {
+    events_.on_count("connect_failures");
+    co_return "target_unreachable";
+  }
+  (l->tls ? beast::get_lowest_layer(*l->tls) : *l->plain).expires_never();
+  link_ = l;
+  asio::co_spawn(io_, read_lines(l), asio::detached);
+  asio::co_spawn(io_, write_lines(l), asio::detached);
+  asio::co_spawn(io_, keepalive(l), asio::detached);
+  // CAP LS first: a server with IRCv3 holds registration until CAP END; one without answers 421, harmlessly.
+  send_now(build_line("CAP", {"LS", "302"}));
+  if (!options_.password.empty()) send_now(build_line("PASS", {options_.password}));
+  send_now(build_line("NICK", {options_.nick}));
+  send_now(build_line("USER", {options_.nick, "0", "*", "xconn"}));
+  auto registration = registration_;
+  if (!co_await registration->wait(deadline)) co_return "target_unreachable";
+  co_return registration_outcome_;
+}
+
+void session::settle_registration(const std::string& outcome) {
+  if (registration_->done) return;
+  registration_outcome_ = outcome;
+  registered_ = outcome.empty();
+  registration_->set();
+}
+
+void session::drop_connection() {
+  if (link_) link_->shut();
+  link_.reset();
+  registered_ = false;
+  control_.clear();
+  wake_writer();
+  lost_->set();
+  if (!registration_->done) settle_registration("target_unreachable");
+}
+
+awaitable<void> session::read_lines(std::shared_ptr<link> l) {
+  auto self = shared_from_this();
+  std::string buffer;
+  char chunk[4096];
+  try {
+    while (l->open) {
+      std::size_t n = 0;
+      if (l->tls)
+        n = co_await l->tls->async_read_some(asio::buffer(chunk), use_awaitable);
+      else
+        n = co_await l->plain->async_read_some(asio::buffer(chunk), use_awaitable);
+      l->last_read = clock::now();
+      buffer.append(chunk, n);
+      std::size_t start = 0;
+      for (auto end = buffer.find('\n'); end != std::string::npos; end = buffer.find('\n', start)) {
+        std::string_view text(buffer.data() + start, end - start);
+        start = end + 1;
+        if (text.ends_with('\r')) text.remove_suffix(1);
+        if (auto parsed = parse_line(text)) handle(*parsed);
+        if (!l->open) co_return;
+      }
+      buffer.erase(0, start);
+      if (buffer.size() > max_line_bytes) break;  // a line without an end: not IRC
+    }
+  } catch (const boost::system::system_error&) {
+  }
+  if (link_ == l) drop_connection();
+}
+
+awaitable<void> session::write_lines(std::shared_ptr<link> l) {
+  auto self = shared_from_this();
+  const auto interval = std::chrono::duration_cast<clock::duration>(1s) / options_.lines_per_second;
+  auto write = [&](const std::string& text) -> awaitable<void> {
+    if (l->tls)
+      co_await asio::async_write(*l->tls, asio::buffer(text), use_awaitable);
+    else
+      co_await asio::async_write(*l->plain, asio::buffer(text), use_awaitable);
+  };
+  try {
+    while (l->open) {
+      if (!control_.empty()) {
+        auto text = std::move(control_.front());
+        control_.pop_front();
+        co_await write(text);
+        if (text.starts_with("QUIT")) break;
+        continue;
+      }
+      auto now = clock::now();
+      if (registered_ && !paced_.empty() && now >= next_paced_) {
+        auto next = paced_.front();  // taken off only once written: a lost connection sends it again
+        co_await write(next.text);
+        if (!l->open) break;
+        paced_.pop_front();
+        next_paced_ = now + interval;
+        events_.on_count("lines_sent");
+        if (next.owner && --next.owner->remaining == 0) next.owner->done->set();
+        continue;
+      }
+      if (registered_ && !paced_.empty()) events_.on_count("flood_waits");
+      writer_wake_.expires_at(registered_ && !paced_.empty() ? next_paced_ : clock::time_point::max());
+      boost::system::error_code ec;
+      co_await writer_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+    }
+  } catch (const boost::system::system_error&) {
+  }
+  if (link_ == l) drop_connection();
+}
+
+awaitable<void> session::keepalive(std::shared_ptr<link> l) {
+  auto self = shared_from_this();
+  asio::steady_timer timer(io_);
+  while (l->open) {
+    timer.expires_after(keepalive_interval / 3);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (!l->open || link_ != l) co_return;
+    auto quiet = clock::now() - l->last_read;
+    if (quiet > dead_after) {
+      drop_connection();
+      co_return;
+    }
+    if (quiet > keepalive_interval && registered_) send_now(build_line("PING", {"xconn"}));
+  }
+}
+
+void session::send_now(std::string text) {
+  control_.push_back(std::move(text));
+  wake_writer();
+}
+
+void session::handle(const line& l) {
+  if (l.command == "PING") return send_now(build_line("PONG", {l.param(0)}));
+  if (!registered_) return handle_registration(l);
+  if (l.command == "ERROR") return drop_connection();
+  if (l.command == "JOIN" && fold(l.nick()) == fold(options_.nick)) {
+    auto channel = fold(l.param(0));
+    joined_.insert(channel);
+    for (auto& j : joins_)
+      if (j.channel == channel) j.answered->set();
+    return;
+  }
+  static const std::set<std::string> join_refusals = {"403", "405", "437", "471", "473", "474", "475", "476", "477"};
+  if (join_refusals.contains(l.command)) {
+    auto channel = fold(l.param(1));
+    for (auto& j : joins_)
+      if (j.channel == channel) {
+        j.outcome = "join_refused";
+        j.answered->set();
+      }
+    return;
+  }
+  if (l.command == "353" && l.params.size() >= 3) {  // "<me> [=*@] <channel> :<names>"
+    auto channel = fold(l.params[l.params.size() - 2]);
+    for (auto& n : names_) {
+      if (n.channel != channel) continue;
+      std::string_view all(l.params.back());
+      while (!all.empty()) {
+        auto end = all.find(' ');
+        auto name = all.substr(0, end);
+        all = end == std::string_view::npos ? std::string_view() : all.substr(end + 1);
+        while (!name.empty() && std::string_view("~&@%+").find(name.front()) != std::string_view::npos)
+          name.remove_prefix(1);
+        if (!name.empty()) n.names.emplace_back(name);
+      }
+    }
+    return;
+  }
+  if (l.command == "366") {
+    auto channel = fold(l.param(1));
+    for (auto& n : names_)
+      if (n.channel == channel) n.answered->set();
+    return;
+  }
+  events_.on_line(l);
+}
+
+void session::handle_registration(const line& l) {
+  if (l.command == "001") return settle_registration("");
+  if (l.command == "464" || l.command == "ERROR") return settle_registration("invalid_credentials");
+  if (l.command == "433") return settle_registration("nick_in_use");
+  if (l.command == "432") return settle_registration("invalid_input");
+  if (l.command == "CAP") {
+    // "CAP * LS * :part" continues, "CAP * LS :last" ends the list; ACK or NAK ends the negotiation.
+    const auto& sub = l.param(1);
+    if (sub == "LS") {
+      std::string_view caps(l.params.back());
+      while (!caps.empty()) {
+        auto end = caps.find(' ');
+        auto cap = caps.substr(0, end);
+        caps = end == std::string_view::npos ? std::string_view() : caps.substr(end + 1);
+        offered_caps_.emplace_back(cap.substr(0, cap.find('=')));
+      }
+      if (l.params.size() >= 4 && l.param(2) == "*") return;
+      std::string wanted;
+      for (const char* cap : {"message-tags", "account-tag", "server-time"})
+        if (std::find(offered_caps_.begin(), offered_caps_.end(), cap) != offered_caps_.end())
+          wanted += (wanted.empty() ? "" : " ") + std::string(cap);
+      send_now(wanted.empty() ? build_line("CAP", {"END"}) : build_line("CAP", {"REQ", wanted}));
+    } else if (sub == "ACK" || sub == "NAK") {
+      send_now(build_line("CAP", {"END"}));
+    }
+  }
+}
+
+awaitable<std::string> session::ready(clock::time_point deadline) {
+  auto self = shared_from_this();
+  if (registered_) co_return std::string();
+  auto registration = registration_;
+  bool settled = co_await registration->wait(deadline);
+  if (registered_) co_return std::string();
+  if (!settled || registration_outcome_.empty()) co_return std::string("target_unreachable");
+  co_return registration_outcome_;
+}
+
+awaitable<std::string> session::join(const std::string& channel, clock::time_point deadline) {
+  auto self = shared_from_this();
+  auto folded = fold(channel);
+  wanted_[folded] = channel;
+  if (joined_.contains(folded)) co_return std::string();
+  if (!registered_) co_return std::string("target_unreachable");
+  auto answered = std::make_shared<one_shot>();
+  joins_.push_back({folded, answered, ""});
+  send_now(build_line("JOIN", {channel}));
+  bool settled = co_await answered->wait(deadline);
+  std::string outcome = settled ? std::string() : std::string("target_unreachable");
+  for (auto it = joins_.begin(); it != joins_.end(); ++it)
+    if (it->answered == answered) {
+      if (!it->outcome.empty()) outcome = it->outcome;
+      joins_.erase(it);
+      break;
+    }
+  if (outcome.empty() && !joined_.contains(folded)) outcome = "target_unreachable";  // the session ended
+  if (!outcome.empty() && outcome != "target_unreachable") wanted_.erase(folded);
+  co_return outcome;
+}
+
+void session::part(const std::string& channel) {
+  auto folded = fold(channel);
+  wanted_.erase(folded);
+  if (joined_.erase(folded) && registered_) send_now(build_line("PART", {channel}));
+}
+
+awaitable<std::optional<std::vector<std::string>>> session::names(const std::string& channel,
+                                                                 clock::time_point deadline) {
+  auto self = shared_from_this();
+  if (!registered_) co_return std::nullopt;
+  auto answered = std::make_shared<one_shot>();
+  names_.push_back({fold(channel), {}, answered});
+  send_now(build_line("NAMES", {channel}));
+  bool settled = co_await answered->wait(deadline);
+  std::optional<std::vector<std::string>> out;
+  for (auto it = names_.begin(); it != names_.end(); ++it)
+    if (it->answered == answered) {
+      if (settled && registered_) out = std::move(it->names);
+      names_.erase(it);
+      break;
+    }
+  co_return out;
+}
+
+std::shared_ptr<session::batch> session::say(const std::string& target, const std::vector<std::string>& bodies) {
+  auto b = std::make_shared<batch>();
+  b->remaining = bodies.size();
+  for (const auto& body : bodies) paced_.push_back({build_line("PRIVMSG", {target, body}), b});
+  if (bodies.empty()) b->done->set();
+  wake_writer();
+  return b;
+}
+
+}  // namespace irc

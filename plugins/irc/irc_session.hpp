@@ -1,0 +1,149 @@
+// One IRC connection (server, nick, password), shared by every channel bound through it: registration (CAP for
+// IRCv3 tags, PASS, NICK, USER), PING/PONG and a keepalive, JOINs kept and redone after a reconnect, NAMES, and
+// outgoing PRIVMSG lines paced at lines_per_second. A dropped connection reconnects with backoff 1 s doubling to
+// 30 s. Everything runs on the plugin's one event-loop thread: no member is touched from another.
+#pragma once
+
+#include "irc_line.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace irc {
+
+struct session_options {
+  std::string host;
+  std::string port;
+  bool tls = false;
+  std::string nick;
+  std::string password;  // "" for none; a secret: never logged or quoted
+  std::chrono::seconds connect_timeout{15};
+  int lines_per_second = 2;
+};
+
+// What the session tells its owner, always on the event-loop thread.
+struct session_events {
+  std::function<void(const line&)> on_line;           // every line after registration
+  std::function<void(bool registered)> on_state;      // registered, or the connection was lost
+  std::function<void(const std::string& code)> on_refused;  // registration refused for good (invalid_credentials)
+  std::function<void(const std::string& what)> on_count;    // a counter for /metrics
+};
+
+// A flag coroutines of one thread wait on until it is set or their deadline passes; any number may wait.
+struct one_shot {
+  bool done = false;
+  std::vector<boost::asio::steady_timer*> waiters;
+  void set() {
+    done = true;
+    for (auto* t : waiters) t->cancel();
+  }
+  // Whether it was set before the deadline.
+  boost::asio::awaitable<bool> wait(std::chrono::steady_clock::time_point deadline);
+};
+
+class session : public std::enable_shared_from_this<session> {
+ public:
+  session(boost::asio::io_context& io, boost::asio::ssl::context& tls, session_options options, session_events events);
+
+  // Starts connecting (and reconnecting, until close).
+  void run();
+  // QUIT, then no reconnect.
+  void close();
+  // Closes the socket at once, with the event loop stopped (the plugin's halt).
+  void abandon();
+
+  bool registered() const { return registered_; }
+  const session_options& options() const { return options_; }
+
+  // The outcome of the first registration, or of the current one once the session was up: "" registered, else
+  // "invalid_credentials", "nick_in_use", "invalid_input" or "target_unreachable" (nothing within the deadline).
+  boost::asio::awaitable<std::string> ready(std::chrono::steady_clock::time_point deadline);
+  // JOINs channel (kept: redone after every reconnect) and waits for the server's JOIN or refusal: "" joined, else
+  // "join_refused" or "target_unreachable".
+  boost::asio::awaitable<std::string> join(const std::string& channel, std::chrono::steady_clock::time_point deadline);
+  void part(const std::string& channel);
+  // The nicks of a channel (mode prefixes stripped); nullopt when the server did not answer in time.
+  boost::asio::awaitable<std::optional<std::vector<std::string>>> names(const std::string& channel,
+                                                                       std::chrono::steady_clock::time_point deadline);
+  // PRIVMSG target :body for each body, paced; they wait through a reconnect. The batch says when all were written.
+  struct batch {
+    std::size_t remaining = 0;
+    std::shared_ptr<one_shot> done = std::make_shared<one_shot>();
+  };
+  std::shared_ptr<batch> say(const std::string& target, const std::vector<std::string>& bodies);
+
+ private:
+  using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+  // One TCP (or TLS) connection. Its reader, writer and keepalive each hold it, so it lives until all three ended.
+  struct link {
+    std::unique_ptr<boost::beast::tcp_stream> plain;
+    std::unique_ptr<tls_stream> tls;
+    bool open = true;
+    std::chrono::steady_clock::time_point last_read = std::chrono::steady_clock::now();
+    void shut();
+  };
+  struct queued {
+    std::string text;              // the whole line, CR LF included
+    std::shared_ptr<batch> owner;  // for a say() whose writing is awaited
+  };
+  struct pending_join {
+    std::string channel;  // folded
+    std::shared_ptr<one_shot> answered;
+    std::string outcome;
+  };
+  struct pending_names {
+    std::string channel;  // folded
+    std::vector<std::string> names;
+    std::shared_ptr<one_shot> answered;
+  };
+
+  boost::asio::awaitable<void> lifetime();
+  boost::asio::awaitable<std::string> connect_and_register();
+  boost::asio::awaitable<void> read_lines(std::shared_ptr<link> l);
+  boost::asio::awaitable<void> write_lines(std::shared_ptr<link> l);
+  boost::asio::awaitable<void> keepalive(std::shared_ptr<link> l);
+  void handle(const line& l);
+  void handle_registration(const line& l);
+  void send_now(std::string text);  // a control line (PONG, JOIN, CAP, ...): ahead of the paced ones
+  void wake_writer() { writer_wake_.cancel(); }
+  void settle_registration(const std::string& outcome);
+  void drop_connection();
+
+  boost::asio::io_context& io_;
+  boost::asio::ssl::context& tls_context_;
+  session_options options_;
+  session_events events_;
+  std::shared_ptr<link> link_;        // the current connection, or none
+  bool registered_ = false;
+  bool closing_ = false;
+  bool refused_ = false;              // registration refused for good: no reconnect
+  std::string registration_outcome_;  // of the current attempt, once settled
+  std::shared_ptr<one_shot> registration_ = std::make_shared<one_shot>();
+  std::shared_ptr<one_shot> lost_ = std::make_shared<one_shot>();
+  std::vector<std::string> offered_caps_;
+  std::deque<std::string> control_;   // unpaced
+  std::deque<queued> paced_;          // PRIVMSG lines
+  std::chrono::steady_clock::time_point next_paced_{};
+  boost::asio::steady_timer writer_wake_;
+  boost::asio::steady_timer backoff_;
+  std::map<std::string, std::string> wanted_;  // channels to be in: folded name → as given
+  std::set<std::string> joined_;               // folded names the server confirmed on this connection
+  std::vector<pending_join> joins_;
+  std::vector<pending_names> names_;
+};
+
+}  // namespace irc

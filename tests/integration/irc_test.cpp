@@ -1,0 +1,341 @@
+// The irc plugin (adapters page "irc") on the real server against Debian's ngircd, started here on a loopback port:
+// sign-in and its refusals, messages both ways (split and paced), NAMES, one connection for several targets, a
+// server killed and started again, a restart of xconn, and the server password nowhere but the sealed store.
+#include "support/data_plane.hpp"
+#include "support/irc_test_client.hpp"
+#include "support/log_capture.hpp"
+#include "support/ngircd_server.hpp"
+#include "support/server_fixture.hpp"
+#include "support/wire_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+namespace xconn::test {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const std::string irc_password = "planted-irc-pass-5c1e";
+
+class irc_target : public ::testing::Test {
+ protected:
+  explicit irc_target(const std::string& server_password = "") : ircd(server_password), password(server_password) {}
+  void SetUp() override {
+    server.start();
+    dp = dp_client::connect(server.port(), server.key(), "irc");
+    ASSERT_TRUE(dp);
+  }
+  void TearDown() override {
+    dp.reset();
+    server.stop();
+  }
+
+  json::object login(const std::string& nick, const std::string& target) {
+    json::object input{{"server", ircd.address()}, {"nick", nick}, {"target", target}};
+    if (!password.empty()) input["password"] = password;
+    return input;
+  }
+  // A signed-in channel, or "" (the test failed).
+  std::string bound(const std::string& nick, const std::string& target) {
+    return dp->open_signed_in("irc_login", login(nick, target));
+  }
+  std::string refusal(const json::object& input) {
+    auto ack = dp->auth_start(dp->open(), "irc_login", input);
+    if (!ack) return "no answer";
+    return error_code(*ack).empty() ? text_of(payload_of(*ack), "status") : error_code(*ack);
+  }
+  json::object adapter() {
+    auto h = http_get(server.port(), "/connectors/irc/health", server.key()).json();
+    return h.is_object() ? h.at("adapter").as_object() : json::object{};
+  }
+  // The next chat.message on channel, acked.
+  std::optional<json::object> next_message(const std::string& channel, std::chrono::milliseconds deadline = 10s) {
+    auto m = dp->next_push("chat.message", channel, deadline);
+    if (!m) return std::nullopt;
+    auto p = payload_of(*m);
+    dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
+    return p;
+  }
+
+  ngircd_server ircd;
+  std::string password;
+  server_fixture server{{"irc.so"}, [](config& c) { c.connectors["irc"].config = json::object{}; }};
+  std::unique_ptr<dp_client> dp;
+};
+
+class irc_with_password : public irc_target {
+ protected:
+  irc_with_password() : irc_target(irc_password) {}
+};
+
+TEST_F(irc_target, a_channel_signs_in_and_its_messages_arrive_with_sender_and_key_ctcp_action_as_text_notices_not) {
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  auto channel = dp->open();
+  auto ack = dp->auth_start(channel, "irc_login", login("xbot", "#ops"));
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  auto target = descriptor_in(*ack)["target"].as_object();
+  EXPECT_EQ(text_of(target, "display_name"), "#ops on 127.0.0.1");
+  EXPECT_EQ(text_of(target, "account_hint"), "xbot");
+  ASSERT_TRUE(ann.next([](const irc::line& l) { return l.command == "JOIN" && l.nick() == "xbot"; }));
+
+  ann.send("PRIVMSG #ops :where is the report?");
+  auto m = next_message(channel);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_of(*m, "text"), "where is the report?");
+  json::object sender = m->at("sender").as_object();
+  EXPECT_EQ(text_of(sender, "id"), "ann");
+  EXPECT_EQ(text_of(sender, "name"), "ann");
+  ann.send("NOTICE #ops :a notice is not a message");
+  ann.send("PRIVMSG #ops :\x01VERSION\x01");
+  ann.send("PRIVMSG #ops :\x01" "ACTION waves\x01");
+  auto action = next_message(channel);
+  ASSERT_TRUE(action);
+  EXPECT_EQ(text_of(*action, "text"), "* ann waves");
+}
+
+// A final with newlines, blank lines, a long line and multibyte text: PRIVMSG lines that cover exactly that text,
+// each at most 400 bytes and valid UTF-8, at most two a second.
+TEST_F(irc_target, a_final_becomes_privmsg_lines_split_within_the_limit_with_utf8_intact_and_paced) {
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  auto channel = bound("xbot", "#ops");
+  ASSERT_FALSE(channel.empty());
+  std::string long_line;
+  for (int i = 0; long_line.size() < 900; ++i) long_line += "naïve-日本語-" + std::to_string(i) + " ";
+  long_line += "end";
+  std::string dense(700, 'x');
+  for (int i = 0; i < 60; ++i) dense += "é";
+  const std::string text = "first line\n\nsecond 🚀 line\r\n" + long_line + "\n" + dense;
+  // Read as they arrive (the ack comes once all were written): 2 lines, 3 parts of the long one, 3 of the dense one.
+  std::vector<irc_test_client::said> got;
+  std::thread reader([&] { got = ann.privmsgs_from("xbot", 8, 30s); });
+  auto ack = dp->request("chat.message", {{"message_id", "final-1"}, {"text", text}}, channel, 30s);
+  reader.join();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+  std::vector<std::string> bodies;
+  for (const auto& s : got) {
+    EXPECT_EQ(s.target, "#ops");
+    EXPECT_LE(s.text.size(), 400u);
+    EXPECT_TRUE(json::value(s.text).is_string());  // Boost.JSON holds it; the bytes are checked below
+    std::size_t continuation_run = 0;
+    for (unsigned char c : s.text) continuation_run = (c & 0xC0) == 0x80 ? continuation_run + 1 : 0;
+    EXPECT_EQ((static_cast<unsigned char>(s.text.front()) & 0xC0) == 0x80, false) << "a line starts inside a code point";
+    bodies.push_back(s.text);
+  }
+  ASSERT_GE(bodies.size(), 6u);
+  EXPECT_EQ(bodies[0], "first line");
+  EXPECT_EQ(bodies[1], "second 🚀 line");
+  // The long line's parts, joined with the space each break took, and the dense line's, joined as they are.
+  std::string joined, dense_joined;
+  std::size_t i = 2;
+  for (; i < bodies.size() && !bodies[i].starts_with("xxx"); ++i) joined += (joined.empty() ? "" : " ") + bodies[i];
+  for (; i < bodies.size(); ++i) dense_joined += bodies[i];
+  EXPECT_EQ(joined, long_line);
+  EXPECT_EQ(dense_joined, dense);
+  // Paced at two a second: eight lines span at least 3.5 s. (Gaps between two lines are not compared: ngircd's own
+  // flood penalty may hold a long line and pass it on together with the next.)
+  EXPECT_GE(std::chrono::duration<double>(got.back().at - got.front().at).count(), 3.3);
+}
+
+// Twenty lines at the default two a second: the time until the last arrives, and what bounds it (printed; speed is
+// reported, never asserted beyond the pacing rule).
+TEST_F(irc_target, a_twenty_line_final_arrives_whole_at_the_paced_rate) {
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  auto channel = bound("xbot", "#ops");
+  ASSERT_FALSE(channel.empty());
+  std::string text;
+  for (int i = 1; i <= 20; ++i) text += "line " + std::to_string(i) + "\n";
+  std::vector<irc_test_client::said> got;
+  std::thread reader([&] { got = ann.privmsgs_from("xbot", 20, 30s); });
+  auto sent_at = std::chrono::steady_clock::now();
+  auto ack = dp->request("chat.message", {{"message_id", "twenty"}, {"text", text}}, channel, 30s);
+  reader.join();
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(got.size(), 20u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(got[i].text, "line " + std::to_string(i + 1));
+  auto seconds = std::chrono::duration<double>(got.back().at - sent_at).count();
+  auto first = std::chrono::duration<double>(got.front().at - sent_at).count();
+  std::printf("[ measure ] a 20-line final: first line after %.3f s, whole after %.2f s (policy.lines_per_second = 2)\n",
+              first, seconds);
+  EXPECT_GE(seconds, 9.0) << "20 lines at 2 a second take at least 9.5 s";
+}
+
+TEST_F(irc_target, channel_names_lists_the_nicks_without_mode_prefixes_and_the_send_tool_runs_once_per_call_id) {
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));  // ann is first: the channel's operator, "@ann" in NAMES
+  auto channel = bound("xbot", "#ops");
+  ASSERT_FALSE(channel.empty());
+  auto names = dp->invoke(channel, "irc_channel_names", json::object{});
+  ASSERT_TRUE(names);
+  ASSERT_EQ(error_code(*names), "") << json::serialize(*names);
+  std::set<std::string> got;
+  json::array list = payload_of(*names)["result"].as_object()["names"].as_array();
+  for (const auto& n : list) got.insert(std::string(n.as_string()));
+  EXPECT_EQ(got, (std::set<std::string>{"ann", "xbot"}));
+
+  for (int i = 0; i < 2; ++i) {
+    auto r = dp->invoke(channel, "irc_message_send", {{"text", "deploy done\nall green"}}, {{"tool_call_id", "call-1"}});
+    ASSERT_TRUE(r);
+    ASSERT_EQ(error_code(*r), "") << json::serialize(*r);
+    auto result = payload_of(*r)["result"].as_object();
+    EXPECT_EQ(text_of(result, "status"), "sent");
+    EXPECT_EQ(result.at("lines").to_number<int>(), 2);
+  }
+  auto got_lines = ann.privmsgs_from("xbot", 3, 3s);
+  ASSERT_EQ(got_lines.size(), 2u) << "the second call with the same tool_call_id sent nothing";
+  EXPECT_EQ(got_lines[0].text, "deploy done");
+  EXPECT_EQ(got_lines[1].text, "all green");
+}
+
+TEST_F(irc_target, refusals_have_their_codes_nick_in_use_unreachable_and_bad_input) {
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  EXPECT_EQ(refusal(login("ann", "#ops")), "nick_in_use");
+  auto unreachable = login("xbot", "#ops");
+  unreachable["server"] = "127.0.0.1:" + std::to_string(free_loopback_port());
+  EXPECT_EQ(refusal(unreachable), "target_unreachable");
+  auto bad_nick = login("1bad", "#ops");
+  EXPECT_EQ(refusal(bad_nick), "invalid_input");
+  auto bad_server = login("xbot", "#ops");
+  bad_server["server"] = "no-port";
+  EXPECT_EQ(refusal(bad_server), "invalid_input");
+  auto injected = login("xbot", "#ops\r\nQUIT");
+  EXPECT_EQ(refusal(injected), "invalid_input");
+  EXPECT_EQ(refusal(login("xbot", "#ops")), "authenticated");
+}
+
+// Three channels through one server and nick (two IRC channels and a private conversation) share one connection:
+// the nick could not be registered twice, and each gets its own messages.
+TEST_F(irc_target, targets_on_one_server_and_nick_share_one_connection_and_each_gets_its_own_messages) {
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  ASSERT_TRUE(ann.join("#dev"));
+  auto ops = bound("xbot", "#ops");
+  auto dev = bound("xbot", "#dev");
+  auto direct = bound("xbot", "ann");
+  ASSERT_FALSE(ops.empty());
+  ASSERT_FALSE(dev.empty());
+  ASSERT_FALSE(direct.empty());
+  ann.send("WHOIS xbot");
+  auto whois = ann.next([](const irc::line& l) { return l.command == "319"; });  // RPL_WHOISCHANNELS
+  ASSERT_TRUE(whois);
+  EXPECT_NE(whois->param(2).find("#ops"), std::string::npos);
+  EXPECT_NE(whois->param(2).find("#dev"), std::string::npos);
+  ann.send("PRIVMSG #dev :to dev");
+  ann.send("PRIVMSG xbot :just to you");
+  ann.send("PRIVMSG #ops :to ops");
+  auto d = next_message(dev);
+  auto p = next_message(direct);
+  auto o = next_message(ops);
+  ASSERT_TRUE(d && p && o);
+  EXPECT_EQ(text_of(*d, "text"), "to dev");
+  EXPECT_EQ(text_of(*p, "text"), "just to you");
+  json::object sender = p->at("sender").as_object();
+  EXPECT_EQ(text_of(sender, "id"), "ann");
+  EXPECT_EQ(text_of(*o, "text"), "to ops");
+  EXPECT_FALSE(dp->next_push("chat.message", "", 1s)) << "each message went to its own channel only";
+}
+
+// ngircd killed: the plugin is degraded (irc_disconnected); started again: it reconnects, rejoins and delivers.
+TEST_F(irc_target, a_server_killed_and_started_again_degrades_the_plugin_then_it_reconnects_rejoins_and_delivers) {
+  auto channel = bound("xbot", "#ops");
+  ASSERT_FALSE(channel.empty());
+  EXPECT_EQ(text_of(adapter(), "health"), "healthy");
+  ircd.kill();
+  EXPECT_TRUE(wait_until([&] { return text_of(adapter(), "last_error_code") == "irc_disconnected"; }, 10s))
+      << json::serialize(adapter());
+  EXPECT_EQ(text_of(adapter(), "health"), "degraded");
+  auto failed = dp->request("chat.message", {{"message_id", "while-down"}, {"text", "anyone?"}}, channel, 10s);
+  ASSERT_TRUE(failed);
+  EXPECT_NE(text_of(payload_of(*failed), "status"), "accepted") << json::serialize(*failed);
+  ircd.start();
+  EXPECT_TRUE(wait_until([&] { return text_of(adapter(), "health") == "healthy"; }, 40s)) << json::serialize(adapter());
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  ann.send("NAMES #ops");
+  auto names = ann.next([](const irc::line& l) { return l.command == "353"; });
+  ASSERT_TRUE(names);
+  EXPECT_NE(names->params.back().find("xbot"), std::string::npos) << "rejoined #ops";
+  ann.send("PRIVMSG #ops :back again");
+  auto m = next_message(channel);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_of(*m, "text"), "back again");
+}
+
+TEST_F(irc_target, a_restart_of_xconn_brings_the_channel_back_connected_and_receiving) {
+  auto channel = bound("xbot", "#ops");
+  ASSERT_FALSE(channel.empty());
+  auto connector_id = dp->connector_id();
+  dp.reset();
+  server.stop();
+  server.start();
+  dp = dp_client::connect(server.port(), server.key(), "irc", {{"connector_id", connector_id}});
+  ASSERT_TRUE(dp);
+  ASSERT_TRUE(dp->open_channel(channel));
+  EXPECT_TRUE(wait_until([&] {
+    auto d = dp->get_descriptor(channel);
+    return d && text_of(descriptor_in(*d)["connection"].as_object(), "status") == "connected";
+  }, 20s));
+  irc_test_client ann(ircd.port(), "ann");
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  ann.send("PRIVMSG #ops :after the restart");
+  auto m = next_message(channel);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_of(*m, "text"), "after the restart");
+}
+
+TEST_F(irc_with_password, a_wrong_server_password_is_invalid_credentials_and_the_right_one_signs_in) {
+  auto wrong = login("xbot", "#ops");
+  wrong["password"] = "not-the-password";
+  EXPECT_EQ(refusal(wrong), "invalid_credentials");
+  auto missing = login("xbot", "#ops");
+  missing.erase("password");
+  EXPECT_EQ(refusal(missing), "invalid_credentials");
+  EXPECT_EQ(refusal(login("xbot", "#ops")), "authenticated");
+}
+
+TEST(irc_secrets, the_server_password_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
+  log_capture logs;
+  ngircd_server ircd(irc_password);
+  std::optional<server_fixture> server(std::in_place, std::vector<std::string>{"irc.so"});
+  server->start();
+  {
+    auto dp = dp_client::connect(server->port(), server->key(), "irc");
+    ASSERT_TRUE(dp);
+    json::object input{{"server", ircd.address()}, {"nick", "xbot"}, {"target", "#ops"}, {"password", irc_password}};
+    auto channel = dp->open_signed_in("irc_login", input);
+    ASSERT_FALSE(channel.empty());
+    input["password"] = irc_password + "-wrong";
+    input["nick"] = "ybot";
+    auto bad = dp->auth_start(dp->open(), "irc_login", input);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(error_code(*bad), "invalid_credentials");
+    for (const auto& text : dp->received()) EXPECT_EQ(text.find(irc_password), std::string::npos) << text;
+    for (const auto& route : {"/metrics", "/connectors/irc/events?limit=1000", "/connectors/irc/health"}) {
+      auto r = http_get(server->port(), route, server->key());
+      EXPECT_EQ(r.body.find(irc_password), std::string::npos) << route;
+    }
+  }
+  server->stop();
+  EXPECT_EQ(read_file(server->dir().path() / "store" / "data.mdb").find(irc_password), std::string::npos);
+  server.reset();
+  EXPECT_EQ(logs.text().find("planted-irc"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xconn::test
