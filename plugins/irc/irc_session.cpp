@@ -46,6 +46,7 @@ void session::link::shut() {
   auto& socket = tls ? beast::get_lowest_layer(*tls).socket() : plain->socket();
   socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket.close(ec);
+  if (keepalive) keepalive->cancel();
 }
 
 session::session(asio::io_context& io, asio::ssl::context& tls, session_options options, session_events events)
@@ -241,18 +242,20 @@ awaitable<void> session::write_lines(std::shared_ptr<link> l) {
 awaitable<void> session::keepalive(std::shared_ptr<link> l) {
   auto self = shared_from_this();
   asio::steady_timer timer(io_);
+  l->keepalive = &timer;
   while (l->open) {
     timer.expires_after(keepalive_interval / 3);
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
-    if (!l->open || link_ != l) co_return;
+    if (!l->open || link_ != l) break;
     auto quiet = clock::now() - l->last_read;
     if (quiet > dead_after) {
       drop_connection();
-      co_return;
+      break;
     }
     if (quiet > keepalive_interval && registered_) send_now(build_line("PING", {"xconn"}));
   }
+  l->keepalive = nullptr;
 }
 
 void session::send_now(std::string text) {

@@ -93,6 +93,7 @@ class session : public std::enable_shared_from_this<session> {
     std::unique_ptr<boost::beast::tcp_stream> plain;
     std::unique_ptr<tls_stream> tls;
     bool open = true;
+    boost::asio::steady_timer* keepalive = nullptr;  // cancelled by shut()
     std::chrono::steady_clock::time_point last_read = std::chrono::steady_clock::now();
     void shut();
   };
