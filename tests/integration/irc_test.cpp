@@ -309,6 +309,36 @@ TEST_F(irc_with_password, a_wrong_server_password_is_invalid_credentials_and_the
   EXPECT_EQ(refusal(login("xbot", "#ops")), "authenticated");
 }
 
+// tls=true: the connection is TLS, verified against the system store plus config.ca_file, with the host checked; a
+// server whose certificate nobody trusted is unreachable.
+TEST(irc_tls, a_tls_server_is_reached_when_its_ca_is_trusted_and_refused_when_not) {
+  ngircd_server ircd("", true);
+  for (bool trusted : {false, true}) {
+    server_fixture server({"irc.so"}, [&](config& c) {
+      c.connectors["irc"].config = trusted ? json::object{{"ca_file", ircd.ca_file()}} : json::object{};
+    });
+    server.start();
+    auto dp = dp_client::connect(server.port(), server.key(), "irc");
+    ASSERT_TRUE(dp);
+    auto channel = dp->open();
+    json::object input{{"server", ircd.tls_address()}, {"nick", "xbot"}, {"target", "#ops"}, {"tls", "true"}};
+    auto ack = dp->auth_start(channel, "irc_login", input);
+    ASSERT_TRUE(ack);
+    if (!trusted) {
+      EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
+      continue;
+    }
+    ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+    irc_test_client ann(ircd.port(), "ann");  // a plain client on the same server
+    ASSERT_TRUE(ann.registered());
+    ASSERT_TRUE(ann.join("#ops"));
+    ann.send("PRIVMSG #ops :over tls");
+    auto m = dp->next_push("chat.message", channel, 10s);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(text_of(payload_of(*m), "text"), "over tls");
+  }
+}
+
 TEST(irc_secrets, the_server_password_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
   log_capture logs;
   ngircd_server ircd(irc_password);

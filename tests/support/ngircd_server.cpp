@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 
 namespace xconn::test {
 
@@ -17,14 +18,23 @@ bool loopback_accepts(unsigned short port) {
   return !ec;
 }
 
-ngircd_server::ngircd_server(const std::string& password) : port_(free_loopback_port()) {
+ngircd_server::ngircd_server(const std::string& password, bool tls) : port_(free_loopback_port()) {
   // Nick length raised from ngircd's 9 so tests may name their nicks; no DNS, ident or PAM (nothing outside).
-  write_file(dir_.path() / "ngircd.conf",
-             "[Global]\nName = irc.xconn.test\nInfo = xconn test server\nListen = 127.0.0.1\nPorts = " +
-                 std::to_string(port_) + "\nMotdPhrase = xconn tests\n" +
-                 (password.empty() ? "" : "Password = " + password + "\n") +
-                 "[Limits]\nMaxConnectionsIP = 0\nMaxNickLength = 30\nPingTimeout = 120\nPongTimeout = 20\n"
-                 "[Options]\nPAM = no\nIdent = no\nDNS = no\nConnectIPv6 = no\n");
+  std::string conf = "[Global]\nName = irc.xconn.test\nInfo = xconn test server\nListen = 127.0.0.1\nPorts = " +
+                     std::to_string(port_) + "\nMotdPhrase = xconn tests\n" +
+                     (password.empty() ? "" : "Password = " + password + "\n") +
+                     "[Limits]\nMaxConnectionsIP = 0\nMaxNickLength = 30\nPingTimeout = 120\nPongTimeout = 20\n"
+                     "[Options]\nPAM = no\nIdent = no\nDNS = no\nConnectIPv6 = no\n";
+  if (tls) {
+    tls_port_ = free_loopback_port();
+    auto cert = dir_.path() / "cert.pem", key = dir_.path() / "key.pem";
+    auto command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+                   "subjectAltName=IP:127.0.0.1 -keyout " + key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
+    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "openssl could not make a certificate";
+    conf += "[SSL]\nCertFile = " + cert.string() + "\nKeyFile = " + key.string() + "\nPorts = " +
+            std::to_string(tls_port_) + "\n";
+  }
+  write_file(dir_.path() / "ngircd.conf", conf);
   start();
 }
 
@@ -32,7 +42,10 @@ void ngircd_server::start() {
   process_ = std::make_unique<daemon_process>(
       std::vector<std::string>{"-n", "-f", (dir_.path() / "ngircd.conf").string()}, dir_.path(),
       std::map<std::string, std::string>{}, "/usr/sbin/ngircd");
-  ASSERT_TRUE(wait_until([&] { return loopback_accepts(port_); }, std::chrono::seconds(10))) << console();
+  // With TLS, ngircd first makes its Diffie-Hellman parameters (a few seconds).
+  ASSERT_TRUE(wait_until([&] { return loopback_accepts(port_) && (!tls_port_ || loopback_accepts(tls_port_)); },
+                         std::chrono::seconds(30)))
+      << console();
 }
 
 void ngircd_server::kill() {

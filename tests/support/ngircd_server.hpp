@@ -12,10 +12,13 @@ namespace xconn::test {
 
 class ngircd_server {
  public:
-  // password: the server password every client must give ("" for none).
-  explicit ngircd_server(const std::string& password = "");
+  // password: the server password every client must give ("" for none). tls: a TLS port too, with a self-signed
+  // certificate for 127.0.0.1 made here (ca_file() names it).
+  explicit ngircd_server(const std::string& password = "", bool tls = false);
   unsigned short port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string tls_address() const { return "127.0.0.1:" + std::to_string(tls_port_); }
+  std::string ca_file() const { return (dir_.path() / "cert.pem").string(); }
   void start();  // returns once the port accepts (ASSERTs it)
   void kill();   // SIGKILL, and waits for the exit
   std::string console() const { return process_ ? process_->console() : std::string(); }
@@ -23,6 +26,7 @@ class ngircd_server {
  private:
   temp_dir dir_;
   unsigned short port_;
+  unsigned short tls_port_ = 0;
   std::unique_ptr<daemon_process> process_;
 };
 
