@@ -330,18 +330,20 @@ class irc_plugin final : public xconn::sdk::plugin {
   // A PRIVMSG to a bound channel, or from a bound nick to ours, to each channel bound so.
   void inbound(const std::string& key, const line& l) {
     if (l.command != "PRIVMSG" || l.params.size() < 2) return;
-    auto nick = l.nick();
+    auto nick = to_valid_utf8(l.nick(), true);
     auto text = message_text(l.params[1], nick);
     if (!text || nick.empty()) return;
+    *text = to_valid_utf8(*text);
     bool to_channel = is_channel(l.params[0]);
     json::object message{{"text", *text}, {"sender_name", nick}};
     auto account = l.tags.find("account");
-    message["sender_id"] = account != l.tags.end() && !account->second.empty() ? account->second : nick;
-    if (auto id = l.tags.find("msgid"); id != l.tags.end() && !id->second.empty()) message["msg_id"] = id->second;
+    message["sender_id"] = account != l.tags.end() && !account->second.empty() ? to_valid_utf8(account->second, true) : nick;
+    if (auto id = l.tags.find("msgid"); id != l.tags.end() && !id->second.empty())
+      message["msg_id"] = to_valid_utf8(id->second, true);
     auto time = l.tags.find("time");
     long long at = time == l.tags.end() ? 0 : server_time_ms(time->second);
     message["at"] = at > 0 ? at : now_ms();
-    message["channel_key"] = to_channel ? "irc/group/" + l.params[0] : "irc/direct/" + nick;
+    message["channel_key"] = to_valid_utf8(to_channel ? "irc/group/" + l.params[0] : "irc/direct/" + nick, true);
     auto body = json::serialize(message);
     auto from = fold(to_channel ? l.params[0] : nick);
     for (const auto& [channel, b] : channels_) {

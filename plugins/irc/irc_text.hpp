@@ -50,6 +50,35 @@ inline std::vector<std::string> split_message(std::string_view text, std::size_t
   return out;
 }
 
+// Text as valid UTF-8: IRC has no declared encoding and older clients send Latin-1, so every byte that does not
+// start a well-formed UTF-8 sequence (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF)
+// becomes U+FFFD. Control characters become U+FFFD too when printable_only is set (a nick, a tag, a key).
+inline std::string to_valid_utf8(std::string_view in, bool printable_only = false) {
+  static constexpr std::string_view replacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size();) {
+    auto c = static_cast<unsigned char>(in[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= in.size();
+    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+    if (ok && n > 1) {
+      auto b1 = static_cast<unsigned char>(in[i + 1]);
+      ok = !(n == 2 && c < 0xC2) && !(n == 3 && c == 0xE0 && b1 < 0xA0) && !(n == 3 && c == 0xED && b1 >= 0xA0) &&
+           !(n == 4 && c == 0xF0 && b1 < 0x90) && !(n == 4 && (c > 0xF4 || (c == 0xF4 && b1 >= 0x90)));
+    }
+    if (ok && n == 1 && printable_only && (c < 0x20 || c == 0x7F)) ok = false;
+    if (!ok) {
+      out += replacement;
+      ++i;
+      continue;
+    }
+    out.append(in.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
 // What a PRIVMSG body says as a message: CTCP ACTION becomes "* <nick> <text>"; another CTCP request is no message
 // (nullopt), nor is an empty body.
 inline std::optional<std::string> message_text(std::string_view body, std::string_view nick) {

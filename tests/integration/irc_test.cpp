@@ -10,6 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <map>
 #include <set>
 #include <thread>
@@ -337,6 +343,114 @@ TEST(irc_tls, a_tls_server_is_reached_when_its_ca_is_trusted_and_refused_when_no
     ASSERT_TRUE(m);
     EXPECT_EQ(text_of(payload_of(*m), "text"), "over tls");
   }
+}
+
+// A server that sends what no IRC server should: 600 tags, a NUL, binary bytes, Latin-1 text, a control character
+// in a nick, then 20,000 bytes without a line end. Each message is delivered as valid UTF-8, the endless line drops
+// the connection, and the plugin connects again and goes on.
+class hostile_irc_server {
+ public:
+  hostile_irc_server() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&at), sizeof at);
+    ::listen(listener_, 4);
+    socklen_t size = sizeof at;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&at), &size);
+    port_ = ntohs(at.sin_port);
+  }
+  ~hostile_irc_server() {
+    if (client_ >= 0) ::close(client_);
+    ::close(listener_);
+  }
+  unsigned short port() const { return port_; }
+  // Accepts the next connection within 15 s and plays a server through registration and the JOIN of #ops.
+  bool accept_and_welcome() {
+    pollfd p{listener_, POLLIN, 0};
+    if (::poll(&p, 1, 15000) <= 0) return false;
+    if (client_ >= 0) ::close(client_);
+    client_ = ::accept(listener_, nullptr, nullptr);
+    if (!read_until("USER ")) return false;
+    send(":irc.hostile 001 xbot :welcome\r\n");
+    if (!read_until("JOIN")) return false;
+    send(":xbot!x@h JOIN #ops\r\n");
+    return true;
+  }
+  void send(const std::string& bytes) { ::send(client_, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+  // Whether the plugin closed the connection within 10 s.
+  bool closed_by_peer() {
+    char chunk[4096];
+    auto until = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < until) {
+      pollfd p{client_, POLLIN, 0};
+      if (::poll(&p, 1, 200) > 0 && ::recv(client_, chunk, sizeof chunk, 0) <= 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  bool read_until(const std::string& word) {
+    char chunk[4096];
+    auto until = std::chrono::steady_clock::now() + 10s;
+    while (seen_.find(word) == std::string::npos) {
+      pollfd p{client_, POLLIN, 0};
+      if (std::chrono::steady_clock::now() > until || ::poll(&p, 1, 200) < 0) return false;
+      if (p.revents == 0) continue;
+      auto n = ::recv(client_, chunk, sizeof chunk, 0);
+      if (n <= 0) return false;
+      seen_.append(chunk, static_cast<std::size_t>(n));
+    }
+    seen_.clear();
+    return true;
+  }
+  int listener_ = -1;
+  int client_ = -1;
+  unsigned short port_ = 0;
+  std::string seen_;
+};
+
+TEST(irc_hostile, a_server_sending_garbage_neither_crashes_nor_corrupts_and_an_endless_line_drops_the_connection) {
+  hostile_irc_server hostile;
+  server_fixture server({"irc.so"});
+  server.start();
+  auto dp = dp_client::connect(server.port(), server.key(), "irc");
+  ASSERT_TRUE(dp);
+  auto channel = dp->open();
+  json::object input{{"server", "127.0.0.1:" + std::to_string(hostile.port())}, {"nick", "xbot"}, {"target", "#ops"}};
+  std::thread serve([&] { EXPECT_TRUE(hostile.accept_and_welcome()); });
+  auto ack = dp->auth_start(channel, "irc_login", input);
+  serve.join();
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+
+  std::string tags = "@";
+  for (int i = 0; i < 600; ++i) tags += "k" + std::to_string(i) + "=v\\s;";  // within IRCv3's 8,191 bytes
+  hostile.send(tags + " :ann!a@h PRIVMSG #ops :tagged\r\n");
+  hostile.send(std::string("\0\r\n", 3));
+  hostile.send("\x01\x02\xff\xfe garbage\r\n:ann!a@h PRIVMSG #ops :caf\xE9 latin1\r\n");
+  hostile.send(":an\x01n!a@h PRIVMSG #ops :control in a nick\r\n");
+  std::vector<json::object> got;
+  for (int i = 0; i < 3; ++i) {
+    auto m = dp->next_push("chat.message", channel, 10s);
+    ASSERT_TRUE(m) << i;
+    got.push_back(payload_of(*m));
+    dp->send("chat.message.ack", {{"message_id", got.back().at("message_id")}, {"status", "accepted"}}, channel);
+  }
+  EXPECT_EQ(text_of(got[0], "text"), "tagged");
+  EXPECT_EQ(text_of(got[1], "text"), "caf\xEF\xBF\xBD latin1");
+  EXPECT_EQ(text_of(got[2], "text"), "control in a nick");
+  json::object sender = got[2].at("sender").as_object();
+  EXPECT_EQ(text_of(sender, "id"), "an\xEF\xBF\xBDn");
+
+  hostile.send(std::string(20000, 'A'));
+  EXPECT_TRUE(hostile.closed_by_peer()) << "a line without an end drops the connection";
+  ASSERT_TRUE(hostile.accept_and_welcome()) << "the plugin connects again";
+  hostile.send(":ann!a@h PRIVMSG #ops :after the reconnect\r\n");
+  auto m = dp->next_push("chat.message", channel, 10s);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_of(payload_of(*m), "text"), "after the reconnect");
 }
 
 TEST(irc_secrets, the_server_password_reaches_no_log_line_event_metric_descriptor_or_store_byte) {

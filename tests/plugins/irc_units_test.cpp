@@ -116,6 +116,18 @@ TEST(IrcText, CtcpActionIsTextAndOtherCtcpIsNoMessage) {
   EXPECT_EQ(message_text("plain", "ann"), "plain");
 }
 
+TEST(IrcText, AnyBytesBecomeValidUtf8WithReplacements) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(to_valid_utf8("caf\xC3\xA9 \xF0\x9F\x9A\x80"), "caf\xC3\xA9 \xF0\x9F\x9A\x80");
+  EXPECT_EQ(to_valid_utf8("caf\xE9"), "caf" + fffd);                       // Latin-1
+  EXPECT_EQ(to_valid_utf8("\xC0\xAF"), fffd + fffd);                       // overlong '/'
+  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80"), fffd + fffd + fffd);           // a surrogate
+  EXPECT_EQ(to_valid_utf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // past U+10FFFF
+  EXPECT_EQ(to_valid_utf8("\xE6\x97"), fffd + fffd);                       // cut short
+  EXPECT_EQ(to_valid_utf8("a\x01" "b\tc"), "a\x01" "b\tc");
+  EXPECT_EQ(to_valid_utf8("a\x01" "b\tc", true), "a" + fffd + "b" + fffd + "c");
+}
+
 std::string login_refusal(const boost::json::object& input) {
   login l;
   return read_login(input, l);
