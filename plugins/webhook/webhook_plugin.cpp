@@ -164,7 +164,8 @@ class webhook_plugin final : public xconn::sdk::plugin {
     // The URL is kept (it is no credential) so a restart finds it; the secret comes back sealed, from the host.
     auto call = std::make_shared<completion>(std::move(done));
     json::object binding_json{{"display_name", b.url.authority}, {"account_hint", inbound_url(b.channel)}};
-    host_.kv_write(kv_batch().put(channel_key(b.channel), outbound_url),
+    auto kept = kv_batch().put(channel_key(b.channel), outbound_url);  // before b moves into the callback
+    host_.kv_write(kept,
                    [state = state_, b = std::move(b), binding_json = std::move(binding_json),
                     call](xconn::sdk::kv_result r) mutable {
                      if (!r.ok) return call->fail({"store_failed", "the binding could not be kept", true});
