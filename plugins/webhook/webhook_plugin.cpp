@@ -510,8 +510,9 @@ class webhook_plugin final : public xconn::sdk::plugin {
         set_degraded(b.channel, false);
         co_return done.ok(R"({"ok":true,"verified":true})");
       }
-      // A 4xx is the receiver's refusal of this message: no try changes it (a 429 asks to wait, so it is waited).
-      if (last.reached() && last.http_status >= 400 && last.http_status < 500 && last.http_status != 429) {
+      // A 4xx is the receiver's refusal of this message, and a 3xx a URL that points elsewhere: no try changes
+      // either (a 429 asks to wait, so it is waited).
+      if (last.reached() && last.http_status < 500 && last.http_status != 429) {
         host_.count("deliveries_refused");
         co_return done.ok(json::serialize(
             json::object{{"ok", false}, {"error", "send_failed"}, {"retryable", false}, {"message", failure_text(last)}}));
