@@ -517,6 +517,39 @@ TEST_F(webhook, a_hot_reload_keeps_the_channel_signed_in_and_its_replays) {
   EXPECT_EQ(text_of(next_message(channel), "text"), "after the reload");
 }
 
+// An https:// receiver is verified: one whose certificate no trusted CA signed gets nothing (send_failed, retryable;
+// the tool target_unreachable) unless config.ca_file names its CA; then finals arrive signed.
+TEST(webhook_tls, an_https_receiver_is_refused_unless_config_ca_file_trusts_it) {
+  webhook_receiver receiver(secret, true);
+  for (bool trusted : {false, true}) {
+    server_fixture server({"webhook.so"}, [&](config& c) {
+      c.connectors["webhook"].policy = {{"send_budget_s", 2}, {"attempt_timeout_s", 1}};
+      if (trusted) c.connectors["webhook"].config = {{"ca_file", receiver.ca_file()}};
+    });
+    server.start();
+    auto dp = dp_client::connect(server.port(), server.key(), "webhook");
+    ASSERT_TRUE(dp);
+    auto channel = dp->open_signed_in("webhook_binding", {{"outbound_url", receiver.url()}, {"secret", secret}});
+    ASSERT_FALSE(channel.empty());
+    auto ack = dp->request("chat.message", {{"message_id", trusted ? "tls-ok" : "tls-refused"}, {"text", "over TLS"}}, channel, 10s);
+    ASSERT_TRUE(ack);
+    auto tool = dp->invoke(channel, "webhook_post", {{"text", "tool over TLS"}});
+    ASSERT_TRUE(tool);
+    if (trusted) {
+      EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
+      EXPECT_EQ(error_code(*tool), "") << json::serialize(*tool);
+    } else {
+      EXPECT_EQ(text_of(payload_of(*ack), "code"), "send_failed") << json::serialize(*ack);
+      EXPECT_EQ(payload_of(*ack)["retryable"], true);
+      EXPECT_EQ(error_code(*tool), "target_unreachable") << json::serialize(*tool);
+    }
+  }
+  auto got = receiver.requests();
+  ASSERT_EQ(got.size(), 2u) << "an untrusted receiver got a request";
+  EXPECT_TRUE(got[0].signature_ok);
+  EXPECT_EQ(text_of(got[0].json(), "message_id"), "tls-ok");
+}
+
 TEST(webhook_secrets, the_secret_reaches_no_log_line_event_metric_descriptor_error_or_store_byte) {
   log_capture logs;
   webhook_receiver receiver(secret);

@@ -2,6 +2,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -9,7 +10,11 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <deque>
+#include <optional>
 #include <thread>
 
 namespace xconn::test {
@@ -61,16 +66,19 @@ json::object webhook_receiver::request::json() const {
 
 struct webhook_receiver::impl {
   std::string secret;
+  temp_dir dir;  // its certificate
   asio::io_context io;
+  std::optional<asio::ssl::context> tls;
   tcp::acceptor acceptor{io};
   std::thread runner;
   mutable std::mutex mutex;
   std::deque<int> script;
   std::vector<request> seen;
-  std::vector<std::shared_ptr<tcp::socket>> held;  // connections of requests never answered
+  std::vector<std::shared_ptr<void>> held;  // connections of requests never answered
 
   // One connection: request after request, each answered as scripted.
-  void serve(std::shared_ptr<tcp::socket> socket) {
+  template <class Stream>
+  void serve(std::shared_ptr<Stream> socket) {
     auto buffer = std::make_shared<beast::flat_buffer>();
     auto req = std::make_shared<http::request<http::string_body>>();
     http::async_read(*socket, *buffer, *req, [this, socket, buffer, req](beast::error_code ec, std::size_t) {
@@ -112,14 +120,30 @@ struct webhook_receiver::impl {
   void accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec) return;
-      serve(std::make_shared<tcp::socket>(std::move(socket)));
+      if (tls) {
+        auto stream = std::make_shared<asio::ssl::stream<tcp::socket>>(std::move(socket), *tls);
+        stream->async_handshake(asio::ssl::stream_base::server, [this, stream](beast::error_code ec) {
+          if (!ec) serve(stream);
+        });
+      } else {
+        serve(std::make_shared<tcp::socket>(std::move(socket)));
+      }
       accept();
     });
   }
 };
 
-webhook_receiver::webhook_receiver(std::string secret) : impl_(std::make_unique<impl>()) {
+webhook_receiver::webhook_receiver(std::string secret, bool tls) : impl_(std::make_unique<impl>()), tls_(tls) {
   impl_->secret = std::move(secret);
+  if (tls) {
+    auto cert = impl_->dir.path() / "cert.pem", key = impl_->dir.path() / "key.pem";
+    auto command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+                   "-keyout " + key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
+    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "openssl could not make a certificate";
+    impl_->tls.emplace(asio::ssl::context::tls_server);
+    impl_->tls->use_certificate_chain_file(cert.string());
+    impl_->tls->use_private_key_file(key.string(), asio::ssl::context::pem);
+  }
   tcp::endpoint at(asio::ip::make_address("127.0.0.1"), 0);
   impl_->acceptor.open(at.protocol());
   impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
@@ -134,6 +158,8 @@ webhook_receiver::~webhook_receiver() {
   impl_->io.stop();
   impl_->runner.join();
 }
+
+std::string webhook_receiver::ca_file() const { return (impl_->dir.path() / "cert.pem").string(); }
 
 void webhook_receiver::script(std::vector<int> statuses) {
   std::lock_guard lock(impl_->mutex);

@@ -3,6 +3,7 @@
 // signature; and a keep-alive HTTP client for sending many POSTs over one connection.
 #pragma once
 
+#include "support/test_support.hpp"
 #include "support/wire_client.hpp"
 
 #include <boost/json.hpp>
@@ -33,13 +34,17 @@ class webhook_receiver {
     boost::json::object json() const;  // the body parsed (empty when it is not an object)
   };
 
-  explicit webhook_receiver(std::string secret);
+  // tls: HTTPS with a certificate for 127.0.0.1 made for it (ca_file() names it).
+  explicit webhook_receiver(std::string secret, bool tls = false);
   ~webhook_receiver();
   webhook_receiver(const webhook_receiver&) = delete;
   webhook_receiver& operator=(const webhook_receiver&) = delete;
 
   unsigned short port() const { return port_; }
-  std::string url(const std::string& path = "/hook") const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  std::string url(const std::string& path = "/hook") const {
+    return (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port_) + path;
+  }
+  std::string ca_file() const;
 
   // The statuses the next requests get, in order; after them every request gets 200. 0 never answers (the
   // connection is held open until the receiver goes).
@@ -51,6 +56,7 @@ class webhook_receiver {
   struct impl;
   std::unique_ptr<impl> impl_;
   unsigned short port_ = 0;
+  bool tls_ = false;
 };
 
 // One connection to 127.0.0.1:port kept open for many requests (a sender that reuses its connection).
