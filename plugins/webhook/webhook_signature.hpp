@@ -19,7 +19,8 @@ inline constexpr std::int64_t signature_window_s = 300;
 
 // Lowercase hex of HMAC-SHA256(secret, "<t>.<body>"), the body fed as it is (no copy of up to 1 MiB).
 inline std::string signature_hex(std::string_view secret, std::int64_t t, std::string_view body) {
-  static EVP_MAC* const hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  // Fetched per call (OpenSSL caches the method): a static one would leak each time the library is unloaded.
+  EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
   if (!hmac) return "";
   char digest_name[] = "SHA256";
   OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0), OSSL_PARAM_construct_end()};
@@ -32,6 +33,7 @@ inline std::string signature_hex(std::string_view secret, std::int64_t t, std::s
             EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(body.data()), body.size()) == 1 &&
             EVP_MAC_final(ctx, digest, &size, sizeof digest) == 1;
   EVP_MAC_CTX_free(ctx);
+  EVP_MAC_free(hmac);
   if (!ok) return "";
   std::string out;
   out.reserve(size * 2);
