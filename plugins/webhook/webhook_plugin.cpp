@@ -1,0 +1,563 @@
+// The webhook plugin (adapters page "webhook"): a channel is bound to a receiver URL and a shared secret. Senders
+// POST signed JSON to {base}/in/{channel} (a public route this plugin authenticates); each becomes one inbound
+// message, answered 202 only once it is durable, with a repeat of its msg_id answered by the first message_id.
+// Finals go out as signed POSTs to the receiver, retried with backoff within the send budget. The secret is sealed
+// by the host and held here in memory only; every POST runs on the plugin's own event loop (one thread).
+#include "receiver_client.hpp"
+#include "replay_index.hpp"
+#include "webhook_config.hpp"
+#include "webhook_inbound.hpp"
+#include "webhook_manifest.hpp"
+#include "webhook_signature.hpp"
+#include "webhook_url.hpp"
+
+#include <xconn/plugin.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+// Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
+#include <boost/json/src.hpp>
+
+#include <openssl/rand.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace webhook {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using asio::use_awaitable;
+using xconn::sdk::completion;
+using xconn::sdk::http_answer;
+using xconn::sdk::kv_batch;
+using namespace std::chrono_literals;
+
+constexpr std::string_view flow_id = "webhook_binding";
+constexpr std::size_t min_secret_bytes = 16;
+constexpr std::size_t max_secret_bytes = 4096;
+constexpr std::string_view default_channel_key = "webhook/group/default";
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::optional<json::object> parse_object(std::string_view text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v.as_object();
+}
+
+std::string string_at(const json::object& o, std::string_view key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
+  RAND_bytes(raw.data(), static_cast<int>(raw.size()));
+  std::string out;
+  for (unsigned char c : raw) out += "0123456789abcdef"[c >> 4], out += "0123456789abcdef"[c & 15];
+  return out;
+}
+
+// {"error": {"code", "message"[, "field"]}}, the host's own error shape.
+std::string error_body(std::string_view code, std::string_view message, std::string_view field = {}) {
+  json::object e{{"code", code}, {"message", message}};
+  if (!field.empty()) e["field"] = field;
+  return json::serialize(json::object{{"error", std::move(e)}});
+}
+
+std::string unauthorized() {
+  // One answer for an unknown channel, a bad signature and a stale one: a caller learns nothing from which it was.
+  return http_answer(401, error_body("unauthorized", "missing, stale or invalid X-Xconn-Signature"));
+}
+
+// The host's refusal of an emit ("<field>: why"), as a 400 naming the field.
+std::string refused_body(const std::string& message) {
+  auto colon = message.find(':');
+  auto field = colon == std::string::npos ? std::string("body") : message.substr(0, colon);
+  return http_answer(400, error_body("invalid_body", message, field));
+}
+
+// One channel bound to its receiver.
+struct binding {
+  std::string channel;
+  std::string outbound_url;
+  receiver_url url;
+  std::string secret;  // memory only: the host keeps it sealed
+};
+
+// What inbound requests and emit callbacks share; held by a shared_ptr, so a late callback never outlives it.
+struct shared_state {
+  std::mutex mutex;
+  std::map<std::string, binding> channels;          // signed-in channels of this run, by channel id
+  std::map<std::string, std::string> last_key;      // the channel_key of a channel's latest inbound message
+  std::map<std::string, bool> degraded;             // channels reported degraded (their receiver failed)
+  replay_index replays;                              // msg_id → message_id, per channel
+  std::map<std::string, std::vector<std::shared_ptr<completion>>> in_flight;  // msg_id keys being emitted: waiters
+  bool alive = true;
+};
+
+class webhook_plugin final : public xconn::sdk::plugin {
+ public:
+  static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
+  static std::string validate_config(std::string_view section_json) {
+    auto section = parse_object(section_json);
+    return section ? check_section(*section, nullptr) : "section: must be a JSON object";
+  }
+  static constexpr bool verifies_restored_channels = true;
+
+  webhook_plugin(xconn::sdk::host host, std::string_view section_json) : host_(host) {
+    if (auto section = parse_object(section_json)) check_section(*section, &settings_);
+    std::string error;
+    client_ = std::make_unique<receiver_client>(io_, settings_.ca_file, &error);
+    if (!error.empty()) host_.log(XCONN_LOG_WARN, error);
+  }
+  ~webhook_plugin() override { halt(); }
+
+  void start(completion done) override {
+    // The msg_ids kept by an earlier run, so a replay across a restart still finds its first message_id.
+    std::size_t loaded = 0;
+    {
+      std::lock_guard lock(state_->mutex);
+      host_.kv_scan(replay_index::kv_prefix, [&](std::string_view key, std::string_view value) {
+        loaded += state_->replays.load(key.substr(replay_index::kv_prefix.size()), value) ? 1 : 0;
+        return true;
+      });
+    }
+    if (loaded > 0) host_.info("webhook: " + std::to_string(loaded) + " msg_ids kept from an earlier run");
+    prune_replays();
+    runner_ = std::thread([this] { io_.run(); });
+    done.ok();
+  }
+  void stop(completion done) override {
+    halt();
+    done.ok();
+  }
+
+  void auth_start(std::string_view channel, std::string_view flow, std::string_view, std::string_view input_json,
+                  completion done) override {
+    if (flow != flow_id) return done.fail({"auth_flow_not_found", "no such auth flow", false});
+    auto input = parse_object(input_json).value_or(json::object{});
+    auto outbound_url = string_at(input, "outbound_url");
+    auto secret = string_at(input, "secret");
+    auto url = receiver_url::parse(outbound_url);
+    if (!url) return done.fail({"invalid_input", "outbound_url: must be an http:// or https:// URL", false});
+    if (secret.size() < min_secret_bytes) return done.fail({"invalid_input", "secret: at least 16 bytes", false});
+    if (secret.size() > max_secret_bytes) return done.fail({"invalid_input", "secret: at most 4096 bytes", false});
+    binding b{std::string(channel), outbound_url, *url, secret};
+    // The URL is kept (it is no credential) so a restart finds it; the secret comes back sealed, from the host.
+    auto call = std::make_shared<completion>(std::move(done));
+    json::object binding_json{{"display_name", b.url.authority}, {"account_hint", inbound_url(b.channel)}};
+    auto kept = kv_batch().put(channel_key(b.channel), outbound_url);  // before b moves into the callback
+    host_.kv_write(kept,
+                   [state = state_, b = std::move(b), binding_json = std::move(binding_json),
+                    call](xconn::sdk::kv_result r) mutable {
+                     if (!r.ok) return call->fail({"store_failed", "the binding could not be kept", true});
+                     bind(state, std::move(b));
+                     call->ok(json::serialize(
+                         json::object{{"status", "authenticated"}, {"binding", std::move(binding_json)}}));
+                   });
+  }
+
+  void channel_restore(std::string_view channel, std::string_view, std::string_view credentials_json,
+                       completion done) override {
+    auto credentials = parse_object(credentials_json).value_or(json::object{});
+    auto secret = string_at(credentials, "secret");
+    auto outbound_url = host_.kv_get(channel_key(channel)).value_or("");
+    auto url = receiver_url::parse(outbound_url);
+    // Nothing to ask a receiver: a binding is sound when its URL and secret are.
+    if (!url || secret.size() < min_secret_bytes || secret.size() > max_secret_bytes)
+      return done.ok(xconn::sdk::channel_report("expired"));
+    bind(state_, {std::string(channel), outbound_url, *url, secret});
+    done.ok(xconn::sdk::channel_report("connected"));
+  }
+
+  void auth_logout(std::string_view channel, completion done) override {
+    forget(std::string(channel), false);
+    done.ok();
+  }
+  void channel_end(std::string_view channel, std::string_view reason, completion done) override {
+    if (reason != "closed") forget(std::string(channel), true);
+    done.ok();
+  }
+
+  void http_request(const http_request_view& r, completion done) override {
+    if (r.path_param.empty() || r.path != "/in/" + std::string(r.path_param))
+      return done.ok(http_answer(404, error_body("not_found", "no such route")));
+    receive(std::string(r.path_param), r.headers_json, r.body, std::make_shared<completion>(std::move(done)));
+  }
+
+  void send(std::string_view channel, std::string_view reply_json, completion done) override {
+    auto b = binding_of(std::string(channel));
+    if (!b) return done.ok(R"({"ok":false,"error":"connection_not_authenticated","retryable":false})");
+    auto reply = parse_object(reply_json).value_or(json::object{});
+    auto message_id = string_at(reply, "idempotency_key");
+    json::object body{{"message_id", message_id}, {"channel_key", string_at(reply, "channel_key")},
+                      {"text", string_at(reply, "text")}};
+    if (auto* to = reply.if_contains("reply_to"); to && to->is_object()) body["reply_to"] = *to;
+    json::array files;
+    if (auto* items = reply.if_contains("files"); items && items->is_array())
+      for (const auto& item : items->as_array()) {
+        if (!item.is_object()) continue;
+        const auto& f = item.as_object();
+        json::object out;
+        for (std::string_view k : {"file_ref", "filename", "mime_type", "byte_size", "download_url"})
+          if (auto* v = f.if_contains(k)) out[k] = *v;
+        files.push_back(std::move(out));
+      }
+    body["files"] = std::move(files);
+    spawn(deliver(std::move(*b), json::serialize(body), std::move(done)));
+  }
+
+  void invoke_tool(std::string_view channel, std::string_view tool_id, std::string_view arguments_json,
+                   std::string_view context_json, completion done) override {
+    if (tool_id != "webhook_post") return done.fail({"tool_not_found", "no such tool", false});
+    auto b = binding_of(std::string(channel));
+    if (!b) return done.fail({"connection_not_authenticated", "the channel is not signed in", false});
+    auto args = parse_object(arguments_json).value_or(json::object{});
+    auto text = string_at(args, "text");
+    if (text.empty()) return done.fail({"invalid_argument", "text must not be empty", false});
+    auto context = parse_object(context_json).value_or(json::object{});
+    auto call_id = string_at(context, "tool_call_id");
+    std::string channel_key_now;
+    {
+      std::lock_guard lock(state_->mutex);
+      auto it = state_->last_key.find(b->channel);
+      channel_key_now = it == state_->last_key.end() ? std::string(default_channel_key) : it->second;
+    }
+    json::object body{{"message_id", call_id.empty() ? "post_" + random_hex(12) : call_id},
+                      {"channel_key", channel_key_now},
+                      {"text", text},
+                      {"files", json::array{}}};
+    spawn(post_tool(std::move(*b), json::serialize(body), std::move(done)));
+  }
+
+ private:
+  static std::string channel_key(std::string_view channel) { return "chan/" + std::string(channel); }
+
+  // {base}/in/<channel>, absolute as xAgent and senders reach the server (ABI 1.4).
+  std::string inbound_url(const std::string& channel) const {
+    auto base = host_.base_url();
+    if (base.empty()) base = "/connectors/webhook";
+    return base + "/in/" + channel;
+  }
+
+  static void bind(const std::shared_ptr<shared_state>& state, binding b) {
+    std::lock_guard lock(state->mutex);
+    state->degraded.erase(b.channel);
+    auto id = b.channel;
+    state->channels.insert_or_assign(std::move(id), std::move(b));
+  }
+
+  std::optional<binding> binding_of(const std::string& channel) {
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->channels.find(channel);
+    return it == state_->channels.end() ? std::nullopt : std::optional(it->second);
+  }
+
+  // Signed out (the URL goes; the msg_ids stay, as the channel may sign in again) or ended (everything goes).
+  void forget(const std::string& channel, bool ended) {
+    kv_batch batch;
+    batch.erase(channel_key(channel));
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->channels.erase(channel);
+      state_->degraded.erase(channel);
+      if (ended) {
+        state_->last_key.erase(channel);
+        for (const auto& key : state_->replays.drop_channel(channel)) batch.erase(replay_index::kv_key(key));
+      }
+    }
+    host_.kv_write(batch);
+  }
+
+  // ---- inbound ----
+
+  // The answer to one POST, given to its caller and to every repeat of its msg_id that waited for it.
+  static void answer_all(std::vector<std::shared_ptr<completion>>& calls, const std::string& answer) {
+    for (auto& c : calls) c->ok(answer);
+  }
+
+  void receive(const std::string& channel, std::string_view headers_json, std::string_view raw_body,
+               std::shared_ptr<completion> call) {
+    host_.count("inbound_requests");
+    if (static_cast<std::int64_t>(raw_body.size()) > settings_.max_body_bytes) {
+      host_.count("inbound_too_large");
+      return call->ok(http_answer(413, error_body("payload_too_large", "the body is over policy.max_body_bytes")));
+    }
+    auto b = binding_of(channel);
+    auto headers = parse_object(headers_json).value_or(json::object{});
+    auto signature = string_at(headers, "x-xconn-signature");
+    if (!b || check_signature(signature, b->secret, raw_body, now_ms() / 1000) != signature_check::ok) {
+      host_.count("inbound_unauthorized");
+      return call->ok(unauthorized());
+    }
+    auto read = read_inbound_body(raw_body);
+    if (auto* bad = std::get_if<body_error>(&read)) {
+      host_.count("inbound_bad_body");
+      return call->ok(http_answer(400, error_body("invalid_body", bad->message, bad->field)));
+    }
+    auto emit = std::get<json::object>(std::move(read));
+    auto msg_id = string_at(emit, "msg_id");
+    auto channel_key_in = string_at(emit, "channel_key");
+    auto message_json = json::serialize(emit);
+    if (msg_id.empty()) return emit_message(channel, channel_key_in, message_json, "", 0, {std::move(call)});
+
+    auto key = replay_index::key(channel, msg_id);
+    std::int64_t at = now_ms();
+    {
+      std::lock_guard lock(state_->mutex);
+      if (auto seen = state_->replays.find(key)) {
+        host_.count("inbound_duplicates");
+        return call->ok(accepted_answer(seen->message_id));
+      }
+      // A repeat while the first is on its way waits for it: the host would call it a duplicate before the first
+      // is durable, and a 202 must never come before that.
+      if (auto it = state_->in_flight.find(key); it != state_->in_flight.end()) {
+        it->second.push_back(std::move(call));
+        return;
+      }
+      state_->in_flight[key];
+    }
+    emit_message(channel, channel_key_in, message_json, key, at, {std::move(call)});
+  }
+
+  static std::string accepted_answer(const std::string& message_id) {
+    // "" only when a crash came between the message's commit and its id's (the marker alone survived).
+    if (message_id.empty()) return http_answer(202, R"({"message_id":null,"duplicate":true})");
+    return http_answer(202, json::serialize(json::object{{"message_id", message_id}}));
+  }
+
+  // Emits the message; with a msg_id (key set), the marker "seen/<key>" = at rides in the message's own commit.
+  void emit_message(const std::string& channel, const std::string& channel_key_in, const std::string& message_json,
+                    const std::string& key, std::int64_t at, std::vector<std::shared_ptr<completion>> calls) {
+    // The callbacks hold what they use (never this): the host may answer an emit on any thread, at any time.
+    emit_context ctx{state_, host_, channel, channel_key_in, key, at, settings_.replay_keep_s * 1000LL,
+                     static_cast<std::size_t>(settings_.replay_keep_max)};
+    auto on_done = [ctx, message_json, calls = std::move(calls)](xconn::sdk::emit_result r) mutable {
+      if (!r.ok && r.failure.code == "kv_quota_exceeded" && !ctx.key.empty()) {
+        // The store is full of something else: the message matters more than its marker.
+        ctx.host.warn("webhook: the key-value store is full; a msg_id is kept in memory only");
+        auto host = ctx.host;
+        host.emit(ctx.channel, message_json, [ctx, calls = std::move(calls)](xconn::sdk::emit_result again) mutable {
+          finish_emit(ctx, std::move(again), std::move(calls));
+        });
+        return;
+      }
+      finish_emit(ctx, std::move(r), std::move(calls));
+    };
+    if (key.empty()) return host_.emit(channel, message_json, std::move(on_done));
+    auto marker = kv_batch().put(replay_index::kv_key(key), std::to_string(at));
+    host_.emit_with(channel, message_json, marker, std::move(on_done));
+  }
+
+  struct emit_context {
+    std::shared_ptr<shared_state> state;
+    xconn::sdk::host host;
+    std::string channel, channel_key_in, key;  // key: the msg_id's replay key, "" without one
+    std::int64_t at;
+    std::int64_t keep_ms;
+    std::size_t keep_max;
+  };
+
+  static void finish_emit(const emit_context& ctx, xconn::sdk::emit_result r,
+                          std::vector<std::shared_ptr<completion>> calls) {
+    const auto& state = ctx.state;
+    const auto& key = ctx.key;
+    auto host = ctx.host;
+    std::string answer;
+    kv_batch batch;
+    bool alive = false;
+    {
+      std::lock_guard lock(state->mutex);
+      alive = state->alive;
+      if (!key.empty()) {
+        auto it = state->in_flight.find(key);
+        if (it != state->in_flight.end()) {
+          for (auto& waiter : it->second) calls.push_back(std::move(waiter));
+          state->in_flight.erase(it);
+        }
+      }
+      if (r.ok && !r.duplicate) {
+        host.count("inbound_accepted");
+        state->last_key[ctx.channel] = ctx.channel_key_in.empty() ? std::string(default_channel_key) : ctx.channel_key_in;
+        if (!key.empty()) {
+          replay_index::entry e{ctx.at, r.message_id};
+          state->replays.put(key, e);
+          batch.put(replay_index::kv_key(key), replay_index::kv_value(e));
+          for (const auto& gone : state->replays.prune(now_ms(), ctx.keep_ms, ctx.keep_max))
+            batch.erase(replay_index::kv_key(gone));
+        }
+        answer = accepted_answer(r.message_id);
+      } else if (r.ok) {
+        // The host knew the msg_id and we had no id for it (kept past our bound, or a crash in between).
+        host.count("inbound_duplicates");
+        auto seen = key.empty() ? std::nullopt : state->replays.find(key);
+        answer = accepted_answer(seen ? seen->message_id : "");
+      } else if (r.failure.code == "invalid_message") {
+        host.count("inbound_bad_body");
+        answer = refused_body(r.failure.message);
+      } else if (r.failure.code == "channel_not_found") {
+        host.count("inbound_unauthorized");
+        answer = unauthorized();
+      } else {
+        host.count("inbound_store_failed");
+        answer = http_answer(503, error_body("store_failed", "the message could not be stored; send it again"),
+                             "application/json", R"({"Retry-After":"1"})");
+      }
+    }
+    // The id's own write follows the message's commit: a repeat meanwhile is answered from memory. Not once the
+    // instance stopped: its host table may be gone.
+    if (!batch.empty() && alive) host.kv_write(batch);
+    answer_all(calls, answer);
+  }
+
+  void prune_replays() {
+    kv_batch batch;
+    {
+      std::lock_guard lock(state_->mutex);
+      for (const auto& gone : state_->replays.prune(now_ms(), settings_.replay_keep_s * 1000LL,
+                                                    static_cast<std::size_t>(settings_.replay_keep_max)))
+        batch.erase(replay_index::kv_key(gone));
+    }
+    if (!batch.empty()) host_.kv_write(batch);
+  }
+
+  // ---- outbound ----
+
+  // Every coroutine runs guarded: an exception is logged, never let out of the event loop.
+  void spawn(awaitable<void> work) {
+    asio::co_spawn(io_, std::move(work), [host = host_](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        host.log(XCONN_LOG_ERROR, std::string("webhook: ") + ex.what());
+      }
+    });
+  }
+
+  void halt() {
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->alive = false;
+    }
+    work_.reset();
+    io_.stop();
+    if (runner_.joinable()) runner_.join();
+    client_->close_idle();  // its sockets belong to io_, which goes before client_
+  }
+
+  awaitable<post_result> post_once(const binding& b, const std::string& body, std::chrono::milliseconds timeout) {
+    receiver_client::header_list headers;
+    headers.emplace_back("X-Xconn-Signature", signature_header(b.secret, now_ms() / 1000, body));
+    auto r = co_await client_->post(b.url, body, headers, timeout);
+    host_.count("posts");
+    if (!r.reached()) host_.count(r.transport_error == "timeout" ? "errors_timeout" : "errors_unreachable");
+    else if (r.http_status >= 500) host_.count("errors_5xx");
+    else if (r.http_status >= 400) host_.count("errors_4xx");
+    else if (r.http_status >= 300) host_.count("errors_3xx");
+    co_return r;
+  }
+
+  static std::string failure_text(const post_result& r) {
+    return r.reached() ? "the receiver answered " + std::to_string(r.http_status)
+                       : "the receiver could not be reached (" + r.transport_error + ")";
+  }
+
+  void set_degraded(const std::string& channel, bool bad) {
+    {
+      std::lock_guard lock(state_->mutex);
+      if (!state_->channels.contains(channel)) return;
+      bool was = state_->degraded[channel];
+      if (was == bad) return;
+      state_->degraded[channel] = bad;
+    }
+    host_.set_channel_status(channel, bad ? "degraded" : "connected");
+  }
+
+  // One final: POSTed until the receiver takes it (2xx) or refuses it (4xx), tried again after 1, 2, 4, ... s
+  // while the send budget lasts; every try carries the same body, so the same message_id.
+  awaitable<void> deliver(binding b, std::string body, completion done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(settings_.send_budget_s);
+    auto backoff = 1s;
+    post_result last;
+    int tries = 0;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      auto timeout = std::min<std::chrono::milliseconds>(left, std::chrono::seconds(settings_.attempt_timeout_s));
+      last = co_await post_once(b, body, timeout);
+      ++tries;
+      if (last.reached() && last.http_status >= 200 && last.http_status < 300) {
+        host_.count("deliveries");
+        set_degraded(b.channel, false);
+        co_return done.ok(R"({"ok":true,"verified":true})");
+      }
+      // A 4xx is the receiver's refusal of this message, and a 3xx a URL that points elsewhere: no try changes
+      // either (a 429 asks to wait, so it is waited).
+      if (last.reached() && last.http_status < 500 && last.http_status != 429) {
+        host_.count("deliveries_refused");
+        co_return done.ok(json::serialize(
+            json::object{{"ok", false}, {"error", "send_failed"}, {"retryable", false}, {"message", failure_text(last)}}));
+      }
+      auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(backoff);
+      if (last.http_status == 429 && last.retry_after_s >= 0) wait = std::chrono::seconds(last.retry_after_s);
+      backoff *= 2;
+      if (std::chrono::steady_clock::now() + wait >= end) break;  // no time left for another try
+      host_.count("retries");
+      asio::steady_timer pause(io_, wait);
+      co_await pause.async_wait(use_awaitable);
+    }
+    host_.count("deliveries_failed");
+    set_degraded(b.channel, true);
+    host_.warn("webhook: a final for channel " + b.channel + " was not delivered after " + std::to_string(tries) +
+               " tries: " + failure_text(last));
+    const char* code = !last.reached() && last.transport_error == "timeout" ? "send_timeout" : "send_failed";
+    done.ok(json::serialize(
+        json::object{{"ok", false}, {"error", code}, {"retryable", true}, {"message", failure_text(last)}}));
+  }
+
+  // webhook_post: one signed POST; the receiver's status, or http_error for anything but 2xx.
+  awaitable<void> post_tool(binding b, std::string body, completion done) {
+    auto timeout = std::chrono::milliseconds(std::chrono::seconds(settings_.attempt_timeout_s));
+    auto r = co_await post_once(b, body, timeout);
+    if (!r.reached())
+      co_return done.fail({"target_unreachable", "the receiver could not be reached (" + r.transport_error + ")", true});
+    if (r.http_status < 200 || r.http_status >= 300)
+      co_return done.fail({"http_error", "the receiver answered HTTP " + std::to_string(r.http_status),
+                           r.http_status >= 500 || r.http_status == 429});
+    set_degraded(b.channel, false);
+    done.ok(json::serialize(json::object{{"status", "sent"}, {"http_status", r.http_status}}));
+  }
+
+  xconn::sdk::host host_;
+  settings settings_;
+  std::shared_ptr<shared_state> state_ = std::make_shared<shared_state>();
+  // Before io_: the coroutines io_ still holds at destruction are destroyed while the client they use exists.
+  std::unique_ptr<receiver_client> client_;
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{io_.get_executor()};
+  std::thread runner_;
+};
+
+}  // namespace
+}  // namespace webhook
+
+XCONN_PLUGIN(webhook::webhook_plugin)
