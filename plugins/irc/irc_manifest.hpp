@@ -2,7 +2,7 @@
 // delivery flags: IRC splits (can_split) and cannot edit or show typing.
 #pragma once
 
-#include <boost/json.hpp>
+#include "kit/manifest.hpp"
 
 #include <string>
 #include <string_view>
@@ -87,11 +87,7 @@ inline constexpr std::string_view manifest_template = R"json({
 })json";
 
 inline std::string manifest_json(std::string_view version) {
-  auto manifest = boost::json::parse(manifest_template).as_object();
-  manifest["card"].as_object()["connector"].as_object()["version"] = version;
-  manifest["capability"].as_object()["adapter_version"] = version;
-  manifest["skill"] = skill_md;
-  return boost::json::serialize(manifest);
+  return xconn::kit::stamped_manifest(manifest_template, skill_md, version);
 }
 
 }  // namespace irc

@@ -6,6 +6,8 @@
 #include "irc_manifest.hpp"
 #include "irc_session.hpp"
 #include "irc_text.hpp"
+#include "kit/guarded_spawn.hpp"
+#include "kit/json_fields.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -38,17 +40,8 @@ using xconn::sdk::kv_batch;
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-std::optional<json::object> parse_object(std::string_view text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return std::move(v.as_object());
-}
-
-std::string string_at(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+using xconn::kit::parse_object;
+using xconn::kit::string_at;
 
 // The shared consumer of a connection: a hash of what identifies it, so the key names no password.
 std::string session_key(const login& l) {
@@ -193,17 +186,8 @@ class irc_plugin final : public xconn::sdk::plugin {
     bool connected_reported = true;  // false after a restore answered "offline": "connected" is pushed once up
   };
 
-  // Every coroutine runs on io_ and guarded: an exception is logged, never let out of the event loop.
-  void spawn(awaitable<void> work) {
-    asio::co_spawn(io_, std::move(work), [host = host_](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        host.log(XCONN_LOG_ERROR, std::string("irc: ") + ex.what());
-      }
-    });
-  }
+  // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
+  void spawn(awaitable<void> work) { xconn::kit::spawn_guarded(io_, host_, "irc", std::move(work)); }
 
   // Closes every connection (QUIT), gives them two seconds to go, then stops the loop.
   void halt() {

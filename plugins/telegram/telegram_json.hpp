@@ -1,6 +1,8 @@
 // Small readers of the Bot API's JSON and of the host's: an object from text, a string member, an id as text.
 #pragma once
 
+#include "kit/json_fields.hpp"
+
 #include <boost/json.hpp>
 
 #include <optional>
@@ -9,17 +11,8 @@
 
 namespace telegram {
 
-inline std::optional<boost::json::object> parse_object(std::string_view text) {
-  boost::json::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return v.as_object();
-}
-
-inline std::string string_at(const boost::json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+using xconn::kit::parse_object;
+using xconn::kit::string_at;
 
 inline std::string id_text(const boost::json::value* v) {
   if (!v) return "";

@@ -8,6 +8,7 @@
 #include "telegram_json.hpp"
 #include "telegram_text.hpp"
 #include "telegram_updates.hpp"
+#include "kit/guarded_spawn.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -185,17 +186,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::atomic<bool> stopping{false};
   };
 
-  // Every coroutine runs guarded: an exception is logged, never let out of the event loop.
-  void spawn(awaitable<void> work) {
-    asio::co_spawn(io_, std::move(work), [host = host_](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        host.log(XCONN_LOG_ERROR, std::string("telegram: ") + ex.what());
-      }
-    });
-  }
+  // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
+  void spawn(awaitable<void> work) { xconn::kit::spawn_guarded(io_, host_, "telegram", std::move(work)); }
 
   void halt() {
     {

@@ -1,9 +1,12 @@
 // The plugin's config section (connectors.webhook): checked key by key, every message naming the key, never a value.
 #pragma once
 
+#include "kit/config_section.hpp"
+
 #include <boost/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace webhook {
@@ -21,41 +24,26 @@ struct settings {
   int replay_keep_max = 20000;                 // policy.replay_keep_max: how many msg_ids are kept at most
 };
 
+// out: where the values go (nullptr to check only).
 inline std::string check_section(const boost::json::object& section, settings* out) {
-  auto integer = [](const boost::json::value& v, std::int64_t low, std::int64_t high) {
-    return v.is_int64() && v.as_int64() >= low && v.as_int64() <= high;
-  };
-  for (const auto& group : section) {
-    std::string name(group.key());
-    if (name != "auth" && name != "config" && name != "route" && name != "policy") return name + ": unknown group";
-    if (!group.value().is_object()) return name + ": must be an object";
-    for (const auto& entry : group.value().as_object()) {
-      std::string key = name + "." + std::string(entry.key());
-      const auto& v = entry.value();
-      if (key == "config.ca_file") {
-        if (!v.is_string() || v.as_string().empty()) return key + ": must be a file path";
-        if (out) out->ca_file = v.as_string();
-      } else if (key == "policy.max_body_bytes") {
-        if (!integer(v, 1, host_body_cap)) return key + ": must be an integer 1..1048576 (the host's own cap)";
-        if (out) out->max_body_bytes = v.as_int64();
-      } else if (key == "policy.send_budget_s") {
-        if (!integer(v, 1, 300)) return key + ": must be an integer 1..300";
-        if (out) out->send_budget_s = static_cast<int>(v.as_int64());
-      } else if (key == "policy.attempt_timeout_s") {
-        if (!integer(v, 1, 60)) return key + ": must be an integer 1..60";
-        if (out) out->attempt_timeout_s = static_cast<int>(v.as_int64());
-      } else if (key == "policy.replay_keep_s") {
-        if (!integer(v, 60, 604800)) return key + ": must be an integer 60..604800";
-        if (out) out->replay_keep_s = static_cast<int>(v.as_int64());
-      } else if (key == "policy.replay_keep_max") {
-        if (!integer(v, 100, 20000)) return key + ": must be an integer 100..20000";
-        if (out) out->replay_keep_max = static_cast<int>(v.as_int64());
-      } else {
-        return key + ": unknown key";
-      }
+  using xconn::kit::integer_in;
+  return xconn::kit::check_section(section, [out](const std::string& key, const boost::json::value& v)
+                                                -> std::optional<std::string> {
+    if (key == "config.ca_file") {
+      if (!v.is_string() || v.as_string().empty()) return "must be a file path";
+      if (out) out->ca_file = v.as_string();
+      return "";
     }
-  }
-  return "";
+    if (key == "policy.max_body_bytes") {
+      auto why = integer_in(v, 1, host_body_cap, out ? &out->max_body_bytes : nullptr);
+      return why.empty() ? why : why + " (the host's own cap)";
+    }
+    if (key == "policy.send_budget_s") return integer_in(v, 1, 300, out ? &out->send_budget_s : nullptr);
+    if (key == "policy.attempt_timeout_s") return integer_in(v, 1, 60, out ? &out->attempt_timeout_s : nullptr);
+    if (key == "policy.replay_keep_s") return integer_in(v, 60, 604800, out ? &out->replay_keep_s : nullptr);
+    if (key == "policy.replay_keep_max") return integer_in(v, 100, 20000, out ? &out->replay_keep_max : nullptr);
+    return std::nullopt;
+  });
 }
 
 }  // namespace webhook

@@ -2,7 +2,7 @@
 // webhook_post tool, its skill, and the one public route a sender POSTs to.
 #pragma once
 
-#include <boost/json.hpp>
+#include "kit/manifest.hpp"
 
 #include <string>
 #include <string_view>
@@ -74,11 +74,7 @@ inline constexpr std::string_view manifest_template = R"json({
 })json";
 
 inline std::string manifest_json(std::string_view version) {
-  auto manifest = boost::json::parse(manifest_template).as_object();
-  manifest["card"].as_object()["connector"].as_object()["version"] = version;
-  manifest["capability"].as_object()["adapter_version"] = version;
-  manifest["skill"] = skill_md;
-  return boost::json::serialize(manifest);
+  return xconn::kit::stamped_manifest(manifest_template, skill_md, version);
 }
 
 }  // namespace webhook

@@ -10,6 +10,8 @@
 #include "webhook_manifest.hpp"
 #include "webhook_signature.hpp"
 #include "webhook_url.hpp"
+#include "kit/guarded_spawn.hpp"
+#include "kit/json_fields.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -55,17 +57,8 @@ std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::optional<json::object> parse_object(std::string_view text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  return v.as_object();
-}
-
-std::string string_at(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
+using xconn::kit::parse_object;
+using xconn::kit::string_at;
 
 std::string random_hex(std::size_t bytes) {
   std::vector<unsigned char> raw(bytes);
@@ -441,17 +434,8 @@ class webhook_plugin final : public xconn::sdk::plugin {
 
   // ---- outbound ----
 
-  // Every coroutine runs guarded: an exception is logged, never let out of the event loop.
-  void spawn(awaitable<void> work) {
-    asio::co_spawn(io_, std::move(work), [host = host_](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        host.log(XCONN_LOG_ERROR, std::string("webhook: ") + ex.what());
-      }
-    });
-  }
+  // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
+  void spawn(awaitable<void> work) { xconn::kit::spawn_guarded(io_, host_, "webhook", std::move(work)); }
 
   void halt() {
     {

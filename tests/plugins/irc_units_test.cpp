@@ -166,19 +166,7 @@ TEST(IrcLogin, EveryFieldIsCheckedAndARefusalNamesTheFieldNotTheValue) {
 
 class IrcAbi : public ::testing::Test {
  protected:
-  void SetUp() override {
-    lib_ = xconn::test::open_plugin(xconn::test::plugin_dir() / "irc.so");
-    api_ = xconn::test::entry(lib_);
-    ASSERT_NE(api_, nullptr);
-  }
-  std::string validate(std::string_view section) {
-    std::vector<char> error(256, 'X');
-    if (api_->xconn_plugin_on_validate_config({section.data(), section.size()}, error.data(), error.size()) == 0)
-      return "";
-    return std::string(error.data());
-  }
-  boost::dll::shared_library lib_;
-  const xconn_plugin_api* api_ = nullptr;
+  xconn::test::plugin_config_check validate{"irc.so"};
 };
 
 TEST_F(IrcAbi, TheConfigSectionIsCheckedKeyByKey) {

@@ -133,19 +133,7 @@ TEST(WebhookReplays, TheIndexKeepsFirstIdsAndIsBoundedByAgeAndCount) {
 
 class WebhookAbi : public ::testing::Test {
  protected:
-  void SetUp() override {
-    lib_ = xconn::test::open_plugin(xconn::test::plugin_dir() / "webhook.so");
-    api_ = xconn::test::entry(lib_);
-    ASSERT_NE(api_, nullptr);
-  }
-  std::string validate(std::string_view section) {
-    std::vector<char> error(256, 'X');
-    if (api_->xconn_plugin_on_validate_config({section.data(), section.size()}, error.data(), error.size()) == 0)
-      return "";
-    return std::string(error.data());
-  }
-  boost::dll::shared_library lib_;
-  const xconn_plugin_api* api_ = nullptr;
+  xconn::test::plugin_config_check validate{"webhook.so"};
 };
 
 TEST_F(WebhookAbi, TheConfigSectionIsCheckedKeyByKeyAndNeverQuotesAValue) {
@@ -175,12 +163,12 @@ TEST_F(WebhookAbi, TheConfigSectionIsCheckedKeyByKeyAndNeverQuotesAValue) {
   // The reason never overflows the host's buffer.
   std::vector<char> tiny(8, 'X');
   std::string long_key = R"({"config":{")" + std::string(300, 'k') + R"(":1}})";
-  EXPECT_NE(api_->xconn_plugin_on_validate_config({long_key.data(), long_key.size()}, tiny.data(), tiny.size()), 0);
+  EXPECT_NE(validate.api()->xconn_plugin_on_validate_config({long_key.data(), long_key.size()}, tiny.data(), tiny.size()), 0);
   EXPECT_EQ(std::string(tiny.data()).size(), 7u);
 }
 
 TEST_F(WebhookAbi, TheManifestDeclaresTheFixedSurface) {
-  auto manifest = boost::json::parse(std::string_view(api_->manifest_json.data, api_->manifest_json.size)).as_object();
+  auto manifest = boost::json::parse(std::string_view(validate.api()->manifest_json.data, validate.api()->manifest_json.size)).as_object();
   EXPECT_EQ(manifest.at("id"), "webhook");
   const auto& card = manifest.at("card").as_object();
   EXPECT_EQ(card.at("connector_card_id"), "im.webhook");

@@ -9,6 +9,8 @@
 #define BOOST_DLL_USE_STD_FS 1
 #endif
 
+#include "support/test_support.hpp"
+
 #include <xconn/plugin.h>
 
 #include <boost/dll/shared_library.hpp>
@@ -48,6 +50,24 @@ inline const xconn_plugin_api* entry(const boost::dll::shared_library& lib,
                                      uint32_t host_major = XCONN_PLUGIN_API_MAJOR) {
   return lib.get<const xconn_plugin_api*(uint32_t)>(XCONN_PLUGIN_ENTRY_SYMBOL)(host_major);
 }
+
+// A built plugin (by file name in build/plugins) opened for its config checker, called through the C ABI: "" when the
+// section is accepted, else the plugin's message.
+class plugin_config_check {
+ public:
+  explicit plugin_config_check(const std::string& file) : lib_(open_plugin(plugin_dir() / file)), api_(entry(lib_)) {}
+  std::string operator()(std::string_view section) const {
+    std::vector<char> error(256, 'X');
+    if (api_->xconn_plugin_on_validate_config({section.data(), section.size()}, error.data(), error.size()) == 0)
+      return "";
+    return std::string(error.data());
+  }
+  const xconn_plugin_api* api() const { return api_; }
+
+ private:
+  boost::dll::shared_library lib_;
+  const xconn_plugin_api* api_;
+};
 
 class test_host;
 
