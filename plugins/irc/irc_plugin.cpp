@@ -8,6 +8,7 @@
 #include "irc_text.hpp"
 #include "kit/guarded_spawn.hpp"
 #include "kit/json_fields.hpp"
+#include "kit/tls_client.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -90,13 +91,8 @@ class irc_plugin final : public xconn::sdk::plugin {
 
   irc_plugin(xconn::sdk::host host, std::string_view section_json) : host_(host) {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
-    tls_.set_default_verify_paths();
-    tls_.set_verify_mode(asio::ssl::verify_peer);
-    if (!settings_.ca_file.empty()) {
-      boost::system::error_code ec;
-      tls_.load_verify_file(settings_.ca_file, ec);
-      if (ec) host_.warn("irc: config.ca_file could not be read; only the system store is trusted");
-    }
+    if (auto refused = xconn::kit::trust_for_clients(tls_, settings_.ca_file); !refused.empty())
+      host_.warn("irc: " + refused + "; only the system store is trusted");
   }
   ~irc_plugin() override { halt(); }
 

@@ -1,5 +1,7 @@
 #include "irc_session.hpp"
 
+#include "kit/tls_client.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -128,12 +130,8 @@ awaitable<std::string> session::connect_and_register() {
     auto found = co_await resolver.async_resolve(options_.host, options_.port, use_awaitable);
     co_await l->plain->async_connect(found, use_awaitable);
     if (options_.tls) {
-      l->tls = std::make_unique<tls_stream>(std::move(*l->plain), tls_context_);
+      l->tls = co_await xconn::kit::start_tls(*l->plain, tls_context_, options_.host);
       l->plain.reset();
-      if (!SSL_set_tlsext_host_name(l->tls->native_handle(), options_.host.c_str()))
-        throw boost::system::system_error(asio::error::invalid_argument);
-      l->tls->set_verify_callback(asio::ssl::host_name_verification(options_.host));
-      co_await l->tls->async_handshake(asio::ssl::stream_base::client, use_awaitable);
     }
   } catch (const boost::system::system_error&) {
     events_.on_count("connect_failures");

@@ -1,5 +1,7 @@
 #include "bot_api.hpp"
 
+#include "kit/tls_client.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
@@ -73,13 +75,8 @@ struct bot_api::request {
 bot_api::bot_api(asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
                  std::optional<proxy_url> proxy)
     : io_(io), endpoint_(std::move(endpoint)), proxy_(std::move(proxy)) {
-  boost::system::error_code ec;
-  tls_.set_default_verify_paths(ec);
-  if (!ca_file.empty()) {
-    tls_.load_verify_file(ca_file, ec);
-    if (ec && error) *error = "config.ca_file: cannot be read as PEM certificates";
-  }
-  tls_.set_verify_mode(asio::ssl::verify_peer);
+  auto refused = xconn::kit::trust_for_clients(tls_, ca_file);
+  if (error) *error = refused;
 }
 
 asio::awaitable<api_reply> bot_api::call(const std::string& token, const std::string& method,
@@ -144,12 +141,8 @@ asio::awaitable<bot_api::connection> bot_api::open(std::chrono::seconds timeout,
   }
   if (endpoint_.tls) {
     step = "tls_failed";
-    c.tls = std::make_unique<tls_stream>(std::move(*c.plain), tls_);
+    c.tls = co_await xconn::kit::start_tls(*c.plain, tls_, endpoint_.host);
     c.plain.reset();
-    if (!SSL_set_tlsext_host_name(c.tls->native_handle(), endpoint_.host.c_str()))
-      throw boost::system::system_error(asio::error::invalid_argument);
-    c.tls->set_verify_callback(asio::ssl::host_name_verification(endpoint_.host));
-    co_await c.tls->async_handshake(asio::ssl::stream_base::client, use_awaitable);
   }
   co_return c;
 }

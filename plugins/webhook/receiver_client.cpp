@@ -1,5 +1,7 @@
 #include "receiver_client.hpp"
 
+#include "kit/tls_client.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
@@ -51,13 +53,8 @@ asio::awaitable<bool> exchange(Stream& stream, http::request<http::string_body>&
 }  // namespace
 
 receiver_client::receiver_client(asio::io_context& io, const std::string& ca_file, std::string* error) : io_(io) {
-  boost::system::error_code ec;
-  tls_.set_default_verify_paths(ec);
-  if (!ca_file.empty()) {
-    tls_.load_verify_file(ca_file, ec);
-    if (ec && error) *error = "config.ca_file: cannot be read as PEM certificates";
-  }
-  tls_.set_verify_mode(asio::ssl::verify_peer);
+  auto refused = xconn::kit::trust_for_clients(tls_, ca_file);
+  if (error) *error = refused;
 }
 
 asio::awaitable<receiver_client::connection> receiver_client::open(const receiver_url& url,
@@ -74,12 +71,8 @@ asio::awaitable<receiver_client::connection> receiver_client::open(const receive
   c.plain->socket().set_option(asio::ip::tcp::no_delay(true));
   if (url.tls) {
     step = "tls_failed";
-    c.tls = std::make_unique<tls_stream>(std::move(*c.plain), tls_);
+    c.tls = co_await xconn::kit::start_tls(*c.plain, tls_, url.host);
     c.plain.reset();
-    if (!SSL_set_tlsext_host_name(c.tls->native_handle(), url.host.c_str()))
-      throw boost::system::system_error(asio::error::invalid_argument);
-    c.tls->set_verify_callback(asio::ssl::host_name_verification(url.host));
-    co_await c.tls->async_handshake(asio::ssl::stream_base::client, use_awaitable);
   }
   co_return c;
 }
