@@ -352,6 +352,13 @@ void server::stop() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (s.ctx->sessions.size() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // A peer that never answered the close is dropped, and its session ends while the I/O threads still run and what
+  // it reports to on its way out (leases, channels) still exists.
+  for (auto& session : s.ctx->sessions.snapshot()) session->abort();
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (s.ctx->sessions.size() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (s.ctx->sessions.size() > 0) spdlog::warn("{} data-plane sockets still open at shutdown", s.ctx->sessions.size());
   if (s.watcher) s.watcher->stop();
   s.channels->stop();
   s.inbound->stop();

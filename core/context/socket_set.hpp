@@ -15,6 +15,8 @@ class data_socket {
   virtual ~data_socket() = default;
   // Closes with 1001 (server going away); safe from any thread.
   virtual void shut_down() = 0;
+  // Drops the TCP connection at once (a peer that never finished the close); safe from any thread.
+  virtual void abort() = 0;
   virtual const std::string& plugin_id() const = 0;
 };
 

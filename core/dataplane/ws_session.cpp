@@ -77,6 +77,15 @@ void ws_session::shut_down() {
   });
 }
 
+void ws_session::abort() {
+  boost::asio::dispatch(io_->ws.get_executor(), [self = shared_from_this()] {
+    self->closing_ = true;
+    self->heartbeat_.cancel();
+    beast::error_code ignored;
+    beast::get_lowest_layer(self->io_->ws).socket().close(ignored);
+  });
+}
+
 void ws_session::do_read() {
   if (closing_ || close_code_) return;
   io_->ws.async_read(io_->buffer, beast::bind_front_handler(&ws_session::on_read, shared_from_this()));

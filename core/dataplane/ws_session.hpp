@@ -36,6 +36,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
 
   // Closes with 1001 (server going away); safe from any thread.
   void shut_down() override;
+  void abort() override;
   const std::string& plugin_id() const override { return connector_->id(); }
 
   // channel_route: pushes from any thread; the hello's outcome, fixed before any channel is opened.

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace xconn::test {
 namespace {
 namespace json = boost::json;
@@ -339,6 +341,22 @@ TEST(handshake_shutdown, stopping_the_server_closes_sockets_with_1001) {
   std::thread stopper([&] { server.stop(); });
   EXPECT_EQ(c->wait_closed(), static_cast<int>(websocket::close_code::going_away));
   stopper.join();
+}
+
+// A peer that said hello and then never reads never answers the server's close: stop() drops it after its grace and
+// the session ends inside stop(), while the lease service it reports its close to still exists (under ASan, a
+// session that outlived stop() touched that service after it was freed).
+TEST(handshake_shutdown, a_peer_that_never_answers_the_close_is_dropped_within_stop) {
+  std::optional<server_fixture> server(std::in_place);
+  server->start();
+  auto c = ws_client::connect(server->port(), "/connectors/echo/ws", {server->key(), "xagent.connector.packet.v1"});
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->hello());
+  auto started = std::chrono::steady_clock::now();
+  server->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
+  server.reset();
+  EXPECT_TRUE(c->drain_raw_until_closed()) << "the connection was dropped";
 }
 
 }  // namespace

@@ -27,6 +27,9 @@ daemon_process::daemon_process(const std::vector<std::string>& args, const std::
   if (pid_ == 0) {
     ::dup2(fd, 1);
     ::dup2(fd, 2);
+    // Nothing else of the test goes with it: an inherited socket (a data-plane client's, a listener) would outlive
+    // its close in the test and hold the connection open as long as the child runs.
+    ::close_range(3, ~0U, 0);
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv{binary.data()};
