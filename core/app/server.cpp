@@ -111,6 +111,7 @@ server::~server() {
   impl_->outbound.reset();
   impl_->inbound.reset();   // its tick timer belongs to the io_context
   impl_->channels.reset();  // its sweep timer belongs to the io_context
+  impl_->work.reset();      // a start that failed (a port in use) never ran stop(), which lets the work go
   impl_->io.reset();
 }
 

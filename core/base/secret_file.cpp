@@ -6,8 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace xconn {
 
@@ -29,12 +27,25 @@ boost::system::result<std::string, std::string> read_or_create_secret_file(const
     return result(boost::system::in_place_value, secret);
   }
   if (errno != EEXIST) return failed("cannot create " + file.string() + ": " + std::strerror(errno));
+  // The file itself, never where a link points (whoever could plant the link would choose what it reads and what
+  // gets its mode changed): the mode is checked and tightened on the open file.
+  fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) return failed(file.string() + " is a symbolic link; a key file must be a plain file");
+  if (fd < 0) return failed("cannot read " + file.string() + ": " + std::strerror(errno));
   struct stat st {};
-  if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) ::chmod(file.c_str(), 0600);
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return failed(file.string() + " is not a plain file");
+  }
+  if ((st.st_mode & 077) != 0) ::fchmod(fd, 0600);
+  constexpr std::size_t max_size = 64 * 1024;  // a key is far smaller; nothing else is read whole
+  std::string secret(max_size + 1, '\0');
+  std::size_t size = 0;
+  for (ssize_t n; size < secret.size() && (n = ::read(fd, secret.data() + size, secret.size() - size)) > 0;)
+    size += static_cast<std::size_t>(n);
+  ::close(fd);
+  if (size > max_size) return failed(file.string() + " is larger than a key file can be");
+  secret.resize(size);
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' || secret.back() == ' ')) secret.pop_back();
   if (secret.size() < min_size)
     return failed(file.string() + " holds no usable key (at least " + std::to_string(min_size) + " characters)");

@@ -1,6 +1,7 @@
 // The real xconnd binary: configuration errors, the generated key, secrets kept out of the log, signals.
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
+#include "support/server_fixture.hpp"
 #include "support/test_support.hpp"
 #include "support/wire_client.hpp"
 
@@ -158,6 +159,21 @@ TEST(daemon, a_config_error_names_key_and_line_and_nothing_listens) {
 
   daemon_process missing({"--config", "nowhere.yaml"}, dir.path());
   EXPECT_EQ(missing.wait_exit(), 2);
+}
+
+// A port already taken: the daemon says so and exits 1 (it crashed in its destructor with SIGSEGV).
+TEST(daemon, a_port_in_use_is_a_clean_exit_with_the_reason) {
+  server_fixture first;
+  first.start();
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml",
+             "server:\n  listen: \"127.0.0.1:" + std::to_string(first.port()) +
+                 "\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\nplugins:\n  dir: \"" +
+                 plugin_dir().string() + "\"\n");
+  daemon_process second({"--config", "xconnd.yaml"}, dir.path());
+  EXPECT_EQ(second.wait_exit(), 1) << second.console();
+  EXPECT_NE(second.console().find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos)
+      << second.console();
 }
 
 TEST(daemon, planted_secrets_never_reach_the_log) {

@@ -153,5 +153,33 @@ TEST(ApiKeys, AnEmptyConfiguredKeyNeverMatches) {
   EXPECT_FALSE(r->authorizes(""));
 }
 
+// {store}/api_key planted as a symbolic link to a file of someone else's choosing: refused, and the file it points
+// to neither read as a key nor changed (its mode stays 0644). A folder or a FIFO there is refused too.
+TEST(ApiKeys, AKeyFileThatIsALinkOrNotAPlainFileIsRefusedAndLeftAlone) {
+  xconn::test::temp_dir dir;
+  auto target = dir.path() / "elsewhere";
+  xconn::test::write_file(target, "xck_planted_key_0123456789abcdef0123456789");
+  ::chmod(target.c_str(), 0644);
+  auto store = dir.path() / "store";
+  fs::create_directories(store);
+  fs::create_symlink(target, store / "api_key");
+  auto loaded = api_keys::load({}, store.string());
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().find("symbolic link"), std::string::npos) << loaded.error();
+  EXPECT_EQ(loaded.error().find("planted"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u) << "the link's target was not touched";
+
+  fs::remove(store / "api_key");
+  fs::create_directory(store / "api_key");
+  EXPECT_FALSE(api_keys::load({}, store.string()));
+  fs::remove(store / "api_key");
+  ASSERT_EQ(::mkfifo((store / "api_key").c_str(), 0600), 0);
+  auto fifo = api_keys::load({}, store.string());  // O_NONBLOCK: a FIFO neither blocks the start nor is read
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().find("not a plain file"), std::string::npos) << fifo.error();
+}
+
 }  // namespace
 }  // namespace xconn
