@@ -4,11 +4,13 @@
 #include <boost/beast/core.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace xconn {
 namespace beast = boost::beast;
 
 http_listener::http_listener(boost::asio::io_context& io, serve_fn serve)
-    : io_(io), acceptor_(boost::asio::make_strand(io)), serve_(std::move(serve)) {}
+    : io_(io), acceptor_(boost::asio::make_strand(io)), serve_(std::move(serve)), retry_(acceptor_.get_executor()) {}
 
 std::string http_listener::open(const boost::asio::ip::tcp::endpoint& endpoint) {
   beast::error_code ec;
@@ -27,6 +29,7 @@ void http_listener::close() {
   boost::asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
     beast::error_code ec;
     self->acceptor_.close(ec);
+    self->retry_.cancel();
   });
 }
 
@@ -37,14 +40,29 @@ void http_listener::do_accept() {
 
 void http_listener::on_accept(beast::error_code ec, boost::asio::ip::tcp::socket socket) {
   if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;
-  if (!ec) {
-    beast::error_code nd;
-    socket.set_option(boost::asio::ip::tcp::no_delay(true), nd);
-    serve_(std::move(socket));
-  } else {
-    spdlog::warn("accept: {}", ec.message());
-  }
+  if (ec) return back_off(ec);
+  backoff_ = std::chrono::milliseconds(0);
+  beast::error_code nd;
+  socket.set_option(boost::asio::ip::tcp::no_delay(true), nd);
+  serve_(std::move(socket));
   do_accept();
+}
+
+void http_listener::back_off(const beast::error_code& ec) {
+  using namespace std::chrono_literals;
+  ++failed_since_report_;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_report_ >= 10s) {
+    spdlog::warn("accept: {} ({} failed since the last report); new connections wait, retried up to once a second",
+                 ec.message(), failed_since_report_);
+    failed_since_report_ = 0;
+    last_report_ = now;
+  }
+  backoff_ = backoff_ == 0ms ? 10ms : std::min<std::chrono::milliseconds>(backoff_ * 2, 1000ms);
+  retry_.expires_after(backoff_);
+  retry_.async_wait([self = shared_from_this()](beast::error_code cancelled) {
+    if (!cancelled && self->acceptor_.is_open()) self->do_accept();
+  });
 }
 
 }  // namespace xconn

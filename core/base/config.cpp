@@ -3,7 +3,9 @@
 // Bounds (inclusive). Durations are integer seconds, sizes integer bytes.
 //   server.io_threads                      0 .. 256          (0: one per core)
 //   server.heartbeat_s                     1 .. 3600
+//   server.hello_timeout_s                 1 .. 3600
 //   server.max_frame_bytes                 1024 .. 67108864  (1 KiB .. 64 MiB)
+//   server.max_outbox_bytes                65536 .. 1073741824 (64 KiB .. 1 GiB)
 //   server.api_keys[i]                     >= 16 chars, no whitespace or control characters
 //   store.map_size_bytes                   1048576 .. 1099511627776 (1 MiB .. 1 TiB)
 //   plugins.allow                          at most 16 distinct ids, each ^[a-z0-9-]{1,32}$
@@ -122,7 +124,9 @@ void read_server(const YAML::Node& node, int line, server_config& c) {
      }},
     {"io_threads", int_field(c.io_threads, 0, 256)},
     {"heartbeat_s", int_field(c.heartbeat_s, 1, 3600)},
+    {"hello_timeout_s", int_field(c.hello_timeout_s, 1, 3600)},
     {"max_frame_bytes", int_field(c.max_frame_bytes, 1024, 67108864)},
+    {"max_outbox_bytes", int_field(c.max_outbox_bytes, 65536, 1073741824)},
   });
   // Download URLs name the host; a wildcard address names none a client could reach.
   auto host = c.listen.substr(0, c.listen.rfind(':'));

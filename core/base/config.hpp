@@ -17,7 +17,11 @@ struct server_config {
   std::vector<std::string> api_keys;      // empty: one is generated into store.path/api_key
   int io_threads = 0;                     // 0: one per core
   int heartbeat_s = 30;
+  int hello_timeout_s = 30;  // a data-plane socket without connector.hello by then is closed (1008)
   std::uint64_t max_frame_bytes = 1048576;
+  // A data-plane socket's frames waiting to be written, in bytes: past half, reading from it pauses; past all, its
+  // waiting frames are dropped (their messages stay unacked, so they come again) and it is closed with 1008.
+  std::uint64_t max_outbox_bytes = 16777216;
 };
 
 struct store_config {

@@ -43,6 +43,7 @@ void ws_session::push(std::string packet, std::function<void(bool written)> writ
 void ws_session::drop_outbox() {
   auto frames = std::move(outbox_);
   outbox_.clear();
+  outbox_bytes_ = 0;
   for (auto& f : frames)
     if (f.written) f.written(false);
 }
@@ -65,7 +66,7 @@ void ws_session::on_accept(beast::error_code ec) {
     close_after_send(websocket::close_code::going_away);
     return;
   }
-  last_heard_ = clock::now();
+  last_heard_ = accepted_at_ = clock::now();
   io_->ws.control_callback([this](websocket::frame_type, beast::string_view) { last_heard_ = clock::now(); });
   start_heartbeat();
   do_read();
@@ -111,10 +112,38 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
   }
   io_->buffer.consume(io_->buffer.size());
   if (!keep_reading) return;
-  if (in_flight_ >= max_in_flight) {
-    read_paused_ = true;  // deliver_answer resumes
+  // A peer that asks faster than it reads waits in its own socket, not in our memory: at max_in_flight calls, or
+  // with half the outbox budget unwritten, reading pauses until answers are written.
+  if (in_flight_ >= max_in_flight || outbox_bytes_ > ctx_.cfg.server.max_outbox_bytes / 2) {
+    read_paused_ = true;
     return;
   }
+  do_read();
+}
+
+// The peer left more than the budget unread and read nothing for a heartbeat: what waits for it is dropped (pushed
+// messages stay unacked and come again on another socket) and the socket closes with 1008 once the frame on the
+// wire is through; a peer that never reads again is dropped at the heartbeat's silence limit.
+void ws_session::drop_unread() {
+  spdlog::warn("[plugin {}] data plane: the peer left {} bytes unread past server.max_outbox_bytes {} and read "
+               "nothing for {} s, closed with 1008",
+               connector_->id(), outbox_bytes_, ctx_.cfg.server.max_outbox_bytes, ctx_.cfg.server.heartbeat_s);
+  close_code_ = websocket::close_code::policy_error;  // first: nothing the callbacks below do reads or sends
+  std::deque<outgoing_frame> on_the_wire;
+  if (writing_ && !outbox_.empty()) {
+    on_the_wire.push_back(std::move(outbox_.front()));
+    outbox_.pop_front();
+  }
+  drop_outbox();
+  outbox_ = std::move(on_the_wire);
+  for (const auto& f : outbox_) outbox_bytes_ += f.text.size();
+  if (!writing_) do_close();
+  start_heartbeat();  // the silence limit still applies
+}
+
+void ws_session::resume_reading_if_room() {
+  if (!read_paused_ || in_flight_ >= max_in_flight || outbox_bytes_ > ctx_.cfg.server.max_outbox_bytes / 4) return;
+  read_paused_ = false;
   do_read();
 }
 
@@ -217,12 +246,14 @@ void ws_session::deliver(std::string text) {
 
 void ws_session::deliver_answer(std::string text) {
   boost::asio::post(io_->ws.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
-    self->send(std::move(text));
-    --self->in_flight_;
-    if (self->read_paused_ && self->in_flight_ < max_in_flight) {
-      self->read_paused_ = false;
-      self->do_read();
-    }
+    // The call stays in flight until its answer is written (or the socket went): an answer queued behind a peer
+    // that does not read still counts.
+    self->send(std::move(text), [weak = std::weak_ptr<ws_session>(self)](bool) {
+      if (auto s = weak.lock()) {
+        --s->in_flight_;
+        s->resume_reading_if_room();
+      }
+    });
   });
 }
 
@@ -231,6 +262,8 @@ void ws_session::send(std::string text, std::function<void(bool)> written) {
     if (written) written(false);
     return;
   }
+  if (outbox_.empty()) last_write_progress_ = clock::now();  // waiting starts now, not at the last write
+  outbox_bytes_ += text.size();
   outbox_.push_back({std::move(text), std::move(written)});
   if (!writing_) do_write();
 }
@@ -255,12 +288,15 @@ void ws_session::do_write() {
 void ws_session::on_write(beast::error_code ec, std::size_t) {
   auto frame = std::move(outbox_.front());
   outbox_.pop_front();
+  outbox_bytes_ -= frame.text.size();
+  last_write_progress_ = clock::now();
   if (frame.written) frame.written(!ec);
   if (ec) {
     writing_ = false;
     drop_outbox();
     return;
   }
+  resume_reading_if_room();
   do_write();
 }
 
@@ -275,12 +311,28 @@ void ws_session::do_close() {
 }
 
 void ws_session::start_heartbeat() {
-  heartbeat_.expires_after(std::chrono::seconds(ctx_.cfg.server.heartbeat_s));
+  // The next beat comes at the heartbeat period, or sooner when the hello deadline falls first.
+  auto period = std::chrono::seconds(ctx_.cfg.server.heartbeat_s);
+  if (!hello_done_) {
+    auto hello_left = accepted_at_ + std::chrono::seconds(ctx_.cfg.server.hello_timeout_s) - clock::now();
+    if (hello_left < period)
+      period = std::chrono::duration_cast<std::chrono::seconds>(hello_left) + std::chrono::seconds(1);
+  }
+  heartbeat_.expires_after(period);
   heartbeat_.async_wait(beast::bind_front_handler(&ws_session::on_heartbeat, shared_from_this()));
 }
 
 void ws_session::on_heartbeat(beast::error_code ec) {
   if (ec || closing_) return;
+  if (outbox_bytes_ > ctx_.cfg.server.max_outbox_bytes &&
+      clock::now() - last_write_progress_ >= std::chrono::seconds(ctx_.cfg.server.heartbeat_s))
+    return drop_unread();
+  if (!hello_done_ && clock::now() - accepted_at_ >= std::chrono::seconds(ctx_.cfg.server.hello_timeout_s)) {
+    spdlog::info("[plugin {}] data plane without connector.hello for {} s, closed with 1008", connector_->id(),
+                 ctx_.cfg.server.hello_timeout_s);
+    close_after_send(websocket::close_code::policy_error);
+    return;
+  }
   auto period = std::chrono::seconds(ctx_.cfg.server.heartbeat_s);
   if (clock::now() - last_heard_ >= 3 * period) {
     spdlog::info("[plugin {}] data plane silent for {} s, dropped", connector_->id(), 3 * period.count());

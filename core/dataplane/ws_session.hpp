@@ -14,6 +14,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
@@ -107,18 +108,23 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   };
   void drop_outbox();  // tells each waiting frame's sender it was not written
   std::deque<outgoing_frame> outbox_;
+  std::uint64_t outbox_bytes_ = 0;  // of outbox_, the frame being written included, until written
+  clock::time_point last_write_progress_;  // a frame written, or the outbox no longer empty
+  void drop_unread();
   bool writing_ = false;
   std::optional<boost::beast::websocket::close_code> close_code_;  // close once the outbox drains
   bool closing_ = false;
   bool ping_in_flight_ = false;
   bool hello_done_ = false;
   bool hold_reading_ = false;  // set by a packet whose answer resumes reading (hello)
-  int in_flight_ = 0;         // requests handed to the plugin and not yet answered
-  bool read_paused_ = false;  // at max_in_flight
+  int in_flight_ = 0;         // requests handed to the plugin whose answers are not yet written
+  bool read_paused_ = false;  // at max_in_flight, or the outbox past half its budget
+  void resume_reading_if_room();
   std::string connector_id_;
   std::vector<std::string> profiles_;
   boost::asio::steady_timer heartbeat_;
   clock::time_point last_heard_;
+  clock::time_point accepted_at_;  // the hello deadline counts from here
 };
 
 }  // namespace xconn

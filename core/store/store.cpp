@@ -242,6 +242,19 @@ boost::system::result<std::unique_ptr<store>, std::string> store::open(const sto
   // MDB_NOTLS: read transactions are tied to the txn object, not the thread, so any thread may read.
   if ((rc = mdb_env_open(p->env, options.path.c_str(), MDB_NOTLS, 0600)) != MDB_SUCCESS)
     return fail(mdb_strerror(rc));  // ~impl closes the env, as mdb_env_open requires on failure
+  // A data file cut short (a copy that stopped, a disk that filled) is mapped past its end, and the first read there
+  // kills the process with SIGBUS: the file must hold every page its meta page counts before anything reads one.
+  MDB_envinfo info{};
+  MDB_stat page{};
+  struct stat file {};
+  auto data_file = std::filesystem::path(options.path) / "data.mdb";
+  if (mdb_env_info(p->env, &info) == MDB_SUCCESS && mdb_env_stat(p->env, &page) == MDB_SUCCESS &&
+      ::stat(data_file.c_str(), &file) == 0) {
+    auto needed = (static_cast<std::uint64_t>(info.me_last_pgno) + 1) * page.ms_psize;
+    if (static_cast<std::uint64_t>(file.st_size) < needed)
+      return fail("data.mdb holds " + std::to_string(file.st_size) + " bytes but its pages need " +
+                  std::to_string(needed) + ": the file was cut short (restore it from a backup)");
+  }
   p->max_key_bytes = static_cast<std::size_t>(mdb_env_get_maxkeysize(p->env));
   int stale = 0;
   if ((rc = mdb_reader_check(p->env, &stale)) != MDB_SUCCESS) return fail(mdb_strerror(rc));

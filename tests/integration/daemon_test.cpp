@@ -5,13 +5,19 @@
 #include "support/test_support.hpp"
 #include "support/wire_client.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <gtest/gtest.h>
 
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <memory>
+#include <vector>
+
 namespace xconn::test {
 namespace {
+using namespace std::chrono_literals;
 
 std::string config_text(const std::string& extra_server = "", const std::string& connectors = "") {
   return "server:\n  listen: \"127.0.0.1:0\"\n" + extra_server + "store:\n  path: \"./var/xconn\"\n" +
@@ -174,6 +180,56 @@ TEST(daemon, a_port_in_use_is_a_clean_exit_with_the_reason) {
   EXPECT_EQ(second.wait_exit(), 1) << second.console();
   EXPECT_NE(second.console().find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos)
       << second.console();
+}
+
+// A store whose data.mdb was cut short: the daemon says so and exits 1 (it died of SIGBUS, saying nothing).
+TEST(daemon, a_store_cut_short_is_a_clean_exit_with_the_reason) {
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml", config_text());
+  {
+    daemon_process d({"--config", "xconnd.yaml"}, dir.path());
+    auto port = d.wait_listening();
+    ASSERT_NE(port, 0) << d.console();
+    auto key = read_file(dir.path() / "var" / "xconn" / "api_key");
+    auto ws = ws_client::connect(port, "/connectors/echo/ws", {key, "xagent.connector.packet.v1"});
+    ASSERT_TRUE(ws && ws->hello());  // a connector_id for the store to keep
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(), 0) << d.console();
+  }
+  auto data = dir.path() / "var" / "xconn" / "data.mdb";
+  std::filesystem::resize_file(data, std::filesystem::file_size(data) / 2);
+  daemon_process cut({"--config", "xconnd.yaml"}, dir.path());
+  EXPECT_EQ(cut.wait_exit(), 1) << cut.console();
+  EXPECT_NE(cut.console().find("cut short"), std::string::npos) << cut.console();
+}
+
+// Out of file descriptors (64 allowed, 100 idle clients holding them): the daemon neither spins nor writes a line
+// per failed accept (it wrote millions), and once the clients go it serves again within its back-off.
+TEST(daemon, out_of_descriptors_the_accept_loop_backs_off_and_recovers) {
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml", config_text());
+  daemon_process d({"--nofile=64:64", xconnd_path().string(), "--config", "xconnd.yaml"}, dir.path(), {},
+                   "/usr/bin/prlimit");
+  auto port = d.wait_listening();
+  ASSERT_NE(port, 0) << d.console();
+  auto key = read_file(dir.path() / "var" / "xconn" / "api_key");
+  std::vector<std::unique_ptr<boost::asio::ip::tcp::socket>> idle;
+  boost::asio::io_context io;
+  for (int i = 0; i < 100; ++i) {
+    auto s = std::make_unique<boost::asio::ip::tcp::socket>(io);
+    boost::system::error_code ec;
+    s->connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);  // the backlog takes them: connect succeeds
+    if (!ec) idle.push_back(std::move(s));
+  }
+  ASSERT_TRUE(wait_until([&] { return d.console().find("accept: ") != std::string::npos; }, 10s)) << d.console();
+  idle.clear();
+  EXPECT_TRUE(wait_until([&] { return http_get(port, "/connectors/echo/health", key).status == 200; }, 10s));
+  auto console = d.console();
+  std::size_t reports = 0;
+  for (auto at = console.find("accept: "); at != std::string::npos; at = console.find("accept: ", at + 1)) ++reports;
+  EXPECT_LE(reports, 3u) << console.substr(0, 2000);
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0) << console.substr(0, 2000);
 }
 
 TEST(daemon, planted_secrets_never_reach_the_log) {

@@ -332,6 +332,22 @@ TEST(handshake_heartbeat, a_silent_socket_is_dropped_and_a_live_one_kept) {
   EXPECT_TRUE(live->receive_json());
 }
 
+// A socket that never says connector.hello is closed with 1008 once server.hello_timeout_s has passed, however well
+// it answers pings; one that said hello in time stays.
+TEST(handshake_hello_deadline, a_socket_without_hello_is_closed_with_1008_and_one_with_hello_stays) {
+  server_fixture server({"echo.so"}, [](config& c) { c.server.hello_timeout_s = 1; });
+  server.start();
+  auto greeted = ws_client::connect(server.port(), "/connectors/echo/ws", {server.key(), "xagent.connector.packet.v1"});
+  auto silent = ws_client::connect(server.port(), "/connectors/echo/ws", {server.key(), "xagent.connector.packet.v1"});
+  ASSERT_TRUE(greeted && silent);
+  ASSERT_TRUE(greeted->hello());
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(silent->wait_closed(), static_cast<int>(websocket::close_code::policy_error));  // reads: pongs go back
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(500));
+  greeted->send_json(make_packet("ping"));
+  EXPECT_TRUE(greeted->receive_json()) << "the socket that said hello is still served";
+}
+
 TEST(handshake_shutdown, stopping_the_server_closes_sockets_with_1001) {
   server_fixture server;
   server.start();

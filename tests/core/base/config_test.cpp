@@ -27,6 +27,7 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_TRUE(c.server.api_keys.empty());
     EXPECT_EQ(c.server.io_threads, 0);
     EXPECT_EQ(c.server.heartbeat_s, 30);
+    EXPECT_EQ(c.server.hello_timeout_s, 30);
     EXPECT_EQ(c.server.max_frame_bytes, 1048576u);
     EXPECT_EQ(c.store.path, "./var/xconn");
     EXPECT_EQ(c.store.map_size_bytes, 8589934592ull);
@@ -73,6 +74,7 @@ TEST(Config, ReadsEveryKey) {
   api_keys: ["0123456789abcdef", 0123456789012345678]
   io_threads: 2
   heartbeat_s: 5
+  hello_timeout_s: 7
   max_frame_bytes: 2048
 store: {path: /tmp/x, map_size_bytes: 1048576}
 plugins: {dir: /p, watch: false, allow: [echo, my-plugin], threads: 2, reload_pause_max_calls: 0, reload_pause_max_s: 3}
@@ -88,6 +90,7 @@ files: {max_bytes: 13, ttl_s: 14, url_ttl_s: 15}
   EXPECT_EQ(c.server.api_keys[1], "0123456789012345678");  // raw text, not a reformatted number
   EXPECT_EQ(c.server.io_threads, 2);
   EXPECT_EQ(c.server.max_frame_bytes, 2048u);
+  EXPECT_EQ(c.server.hello_timeout_s, 7);
   EXPECT_EQ(c.store.path, "/tmp/x");
   EXPECT_FALSE(c.plugins.watch);
   EXPECT_EQ(c.plugins.allow, (std::vector<std::string>{"echo", "my-plugin"}));
@@ -128,6 +131,8 @@ TEST(Config, WrongTypes) {
   EXPECT_CONFIG_ERROR("server:\n  heartbeat_s: [1]\n", "server.heartbeat_s", 2);
   EXPECT_CONFIG_ERROR("server:\n  heartbeat_s: 1.5\n", "server.heartbeat_s", 2);
   EXPECT_CONFIG_ERROR("server:\n  heartbeat_s:\n", "server.heartbeat_s", 2);
+  EXPECT_CONFIG_ERROR("server:\n  hello_timeout_s: 0\n", "server.hello_timeout_s", 2);
+  EXPECT_CONFIG_ERROR("server:\n  hello_timeout_s: 3601\n", "server.hello_timeout_s", 2);
   EXPECT_CONFIG_ERROR("plugins:\n  watch: yes\n", "plugins.watch", 2);
   EXPECT_CONFIG_ERROR("store: 5\n", "store", 1);
   EXPECT_CONFIG_ERROR("store:\n  path: {a: b}\n", "store.path", 2);

@@ -169,6 +169,29 @@ TEST(store, reopen_keeps_data) {
   EXPECT_EQ(s->get("a", "k"), "v");
 }
 
+// A data.mdb cut short (a copy that stopped, a full disk): the open is refused with the reason, where mapping it
+// would have ended the process with SIGBUS at the first read past the file's end.
+TEST(store, a_data_file_cut_short_is_refused_with_the_reason) {
+  xconn::test::temp_dir dir;
+  {
+    auto s = open_store(dir.str());
+    ASSERT_TRUE(s);
+    write_batch batch;
+    for (int i = 0; i < 2000; ++i) batch.put("a", "key-" + std::to_string(i), std::string(500, 'v'));
+    completions done;
+    s->write(std::move(batch), done.make());
+    ASSERT_TRUE(done.wait_for(1));
+  }
+  auto data = dir.path() / "data.mdb";
+  auto full = std::filesystem::file_size(data);
+  ASSERT_GT(full, 100'000u);
+  std::filesystem::resize_file(data, full / 2);
+  auto s = store::open({dir.str(), 1ull << 30, {"a", "b"}});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("cut short"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find(dir.str()), std::string::npos) << s.error();
+}
+
 TEST(store, group_commit) {
   xconn::test::temp_dir dir;
   auto s = open_store(dir.str());
