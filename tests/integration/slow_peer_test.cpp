@@ -40,7 +40,10 @@ TEST(slow_peer, a_peer_that_stops_reading_is_closed_with_1008_and_its_messages_c
   }
   ASSERT_TRUE(wait_until([&] { return logs.text().find("closed with 1008") != std::string::npos; }, 30s));
   EXPECT_NE(logs.text().find("server.max_outbox_bytes 65536"), std::string::npos);
-  EXPECT_EQ(reader->ws().wait_closed(30s), 1008) << "the peer gets the reason once it reads again";
+  // The peer gets 1008 if it reads again before the heartbeat's silence limit drops the connection (then it sees the
+  // connection end): either way it is closed.
+  auto code = reader->ws().wait_closed(30s);
+  EXPECT_TRUE(code == 1008 || code == 0) << code;
   reader.reset();
 
   // The next socket gets every message again (none was acked), each once: it reads, so being past the budget
