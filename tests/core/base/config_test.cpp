@@ -28,6 +28,7 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_EQ(c.server.io_threads, 0);
     EXPECT_EQ(c.server.heartbeat_s, 30);
     EXPECT_EQ(c.server.hello_timeout_s, 30);
+    EXPECT_EQ(c.server.max_outbox_bytes, 16777216u);
     EXPECT_EQ(c.server.max_frame_bytes, 1048576u);
     EXPECT_EQ(c.store.path, "./var/xconn");
     EXPECT_EQ(c.store.map_size_bytes, 8589934592ull);
@@ -133,6 +134,9 @@ TEST(Config, WrongTypes) {
   EXPECT_CONFIG_ERROR("server:\n  heartbeat_s:\n", "server.heartbeat_s", 2);
   EXPECT_CONFIG_ERROR("server:\n  hello_timeout_s: 0\n", "server.hello_timeout_s", 2);
   EXPECT_CONFIG_ERROR("server:\n  hello_timeout_s: 3601\n", "server.hello_timeout_s", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: 65535\n", "server.max_outbox_bytes", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: 1073741825\n", "server.max_outbox_bytes", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: -1\n", "server.max_outbox_bytes", 2);
   EXPECT_CONFIG_ERROR("plugins:\n  watch: yes\n", "plugins.watch", 2);
   EXPECT_CONFIG_ERROR("store: 5\n", "store", 1);
   EXPECT_CONFIG_ERROR("store:\n  path: {a: b}\n", "store.path", 2);
