@@ -8,6 +8,7 @@ packages=(
   libsimdjson-dev libyaml-cpp-dev libspdlog-dev liblmdb-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema curl gnuplot-nox openssl ca-certificates tinyproxy microsocks ngircd
+  clang libfuzzer-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
