@@ -30,8 +30,8 @@ bool offers(std::string_view header, std::string_view token) {
 
 }  // namespace
 
-http_session::http_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx)
-    : stream_(std::move(socket)), ctx_(ctx) {}
+http_session::http_session(boost::asio::ip::tcp::socket&& socket, connection_slots::slot slot, server_context& ctx)
+    : stream_(std::move(socket)), slot_(std::move(slot)), ctx_(ctx) {}
 
 void http_session::run() {
   boost::asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&http_session::do_read, shared_from_this()));
@@ -181,7 +181,7 @@ void http_session::upgrade(http_request req) {
     select = true;
   }
   stream_.expires_never();
-  std::make_shared<ws_session>(stream_.release_socket(), ctx_, std::move(conn))->run(std::move(req), select);
+  std::make_shared<ws_session>(stream_.release_socket(), std::move(slot_), ctx_, std::move(conn))->run(std::move(req), select);
 }
 
 void http_session::reply(http_response res) { send(std::move(res)); }

@@ -9,6 +9,7 @@
 #include "core/control/file_routes.hpp"
 #include "core/control/file_upload.hpp"
 #include "core/wire/http_types.hpp"
+#include "core/context/connection_slots.hpp"
 #include "core/context/server_context.hpp"
 
 #include <boost/beast/core.hpp>
@@ -27,7 +28,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   static constexpr std::chrono::seconds read_timeout{30};
   static constexpr std::chrono::seconds linger_limit{2};
 
-  http_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx);
+  http_session(boost::asio::ip::tcp::socket&& socket, connection_slots::slot slot, server_context& ctx);
   void run();
 
  private:
@@ -47,6 +48,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void drain();  // after the last answer: discard what the client still sends, for at most linger_limit
 
   boost::beast::tcp_stream stream_;
+  connection_slots::slot slot_;  // handed to the ws_session on an upgrade
   boost::beast::flat_buffer buffer_;
   server_context& ctx_;
   const route_entry* route_ = nullptr;  // of the request being read

@@ -284,7 +284,9 @@ std::string server::impl::listen(std::string& host) {
   auto endpoint = parse_listen(*io, cfg.server.listen);
   if (!endpoint) return endpoint.error();
   listener = std::make_shared<http_listener>(
-      *io, [this](asio::ip::tcp::socket&& socket) { std::make_shared<http_session>(std::move(socket), *ctx)->run(); });
+      *io, cfg.server.max_connections, [this](asio::ip::tcp::socket&& socket, connection_slots::slot slot) {
+        std::make_shared<http_session>(std::move(socket), std::move(slot), *ctx)->run();
+      });
   if (auto err = listener->open(*endpoint); !err.empty()) return err;
   auto bound = listener->local_endpoint();
   port = bound.port();

@@ -6,6 +6,7 @@
 //   server.hello_timeout_s                 1 .. 3600
 //   server.max_frame_bytes                 1024 .. 67108864  (1 KiB .. 64 MiB)
 //   server.max_outbox_bytes                65536 .. 1073741824 (64 KiB .. 1 GiB)
+//   server.max_connections                 1 .. 1000000
 //   server.api_keys[i]                     >= 16 chars, no whitespace or control characters
 //   store.map_size_bytes                   1048576 .. 1099511627776 (1 MiB .. 1 TiB)
 //   plugins.allow                          at most 16 distinct ids, each ^[a-z0-9-]{1,32}$
@@ -15,6 +16,8 @@
 //   plugins.kv_quota_bytes                 65536 .. 1073741824 (64 KiB .. 1 GiB)
 //   leases.connector_offline_s             1 .. 2592000      (30 days)
 //   leases.unauthenticated_channel_s       1 .. 86400
+//   leases.max_temporary_per_connector_id  1 .. 1000000
+//   leases.max_temporary_per_connector     1 .. 10000000
 //   delivery.window                        1 .. 1024
 //   delivery.ack_timeout_s                 1 .. 3600
 //   delivery.retry_max_s                   1 .. 86400, and >= delivery.ack_timeout_s
@@ -29,6 +32,8 @@
 //   files.max_bytes                        1 .. 1099511627776
 //   files.ttl_s                            1 .. 31536000     (365 days)
 //   files.url_ttl_s                        1 .. 2592000
+//   files.upload_min_bytes_per_s           1 .. 1073741824
+//   files.upload_grace_s                   1 .. 3600
 // Hostile input: documents over 1 MiB, scalars over 64 KiB, nesting deeper than 32, more than 100000 nodes,
 // anchors/aliases, several documents, control characters and invalid UTF-8 are refused.
 //
@@ -127,6 +132,7 @@ void read_server(const YAML::Node& node, int line, server_config& c) {
     {"hello_timeout_s", int_field(c.hello_timeout_s, 1, 3600)},
     {"max_frame_bytes", int_field(c.max_frame_bytes, 1024, 67108864)},
     {"max_outbox_bytes", int_field(c.max_outbox_bytes, 65536, 1073741824)},
+    {"max_connections", int_field(c.max_connections, 1, 1000000)},
   });
   // Download URLs name the host; a wildcard address names none a client could reach.
   auto host = c.listen.substr(0, c.listen.rfind(':'));
@@ -168,6 +174,8 @@ void read_leases(const YAML::Node& node, int line, leases_config& c) {
   read_section(node, "leases", line, {
     {"connector_offline_s", int_field(c.connector_offline_s, 1, 2592000)},
     {"unauthenticated_channel_s", int_field(c.unauthenticated_channel_s, 1, 86400)},
+    {"max_temporary_per_connector_id", int_field(c.max_temporary_per_connector_id, 1, 1000000)},
+    {"max_temporary_per_connector", int_field(c.max_temporary_per_connector, 1, 10000000)},
   });
 }
 
@@ -207,6 +215,8 @@ void read_files(const YAML::Node& node, int line, files_config& c) {
     {"max_bytes", int_field(c.max_bytes, 1, 1099511627776ll)},
     {"ttl_s", int_field(c.ttl_s, 1, 31536000)},
     {"url_ttl_s", int_field(c.url_ttl_s, 1, 2592000)},
+    {"upload_min_bytes_per_s", int_field(c.upload_min_bytes_per_s, 1, 1073741824)},
+    {"upload_grace_s", int_field(c.upload_grace_s, 1, 3600)},
   });
 }
 

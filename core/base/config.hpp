@@ -22,6 +22,8 @@ struct server_config {
   // A data-plane socket's frames waiting to be written, in bytes: past half, reading from it pauses; past all, its
   // waiting frames are dropped (their messages stay unacked, so they come again) and it is closed with 1008.
   std::uint64_t max_outbox_bytes = 16777216;
+  // HTTP and WebSocket connections open at once; past it a new connection is closed as soon as it is accepted.
+  int max_connections = 4096;
 };
 
 struct store_config {
@@ -44,6 +46,10 @@ struct plugins_config {
 struct leases_config {
   int connector_offline_s = 3600;
   int unauthenticated_channel_s = 600;
+  // Temporary (never authenticated) channels one connector_id, and one hosted connector, may hold at once;
+  // past either, channel.open answers capacity_exceeded.
+  int max_temporary_per_connector_id = 256;
+  int max_temporary_per_connector = 4096;
 };
 
 struct delivery_config {
@@ -68,6 +74,9 @@ struct files_config {
   std::uint64_t max_bytes = 104857600;
   int ttl_s = 604800;
   int url_ttl_s = 3600;
+  // An upload must end within upload_grace_s + its expected bytes / upload_min_bytes_per_s, else 408.
+  std::uint64_t upload_min_bytes_per_s = 16384;
+  int upload_grace_s = 30;
 };
 
 // One connector's section: the four groups of seed 004, each a JSON object converted from YAML

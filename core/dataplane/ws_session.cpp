@@ -23,8 +23,9 @@ struct ws_session::connection {
   beast::flat_buffer buffer;
 };
 
-ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn)
-    : io_(std::make_unique<connection>(std::move(socket))), ctx_(ctx), connector_(std::move(conn)),
+ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, connection_slots::slot slot, server_context& ctx,
+                       std::shared_ptr<connector> conn)
+    : io_(std::make_unique<connection>(std::move(socket))), slot_(std::move(slot)), ctx_(ctx), connector_(std::move(conn)),
       heartbeat_(io_->ws.get_executor()) {}
 
 ws_session::~ws_session() {

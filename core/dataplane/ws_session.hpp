@@ -6,6 +6,7 @@
 #include "core/plugin_host/connector.hpp"
 #include "core/wire/http_types.hpp"
 #include "core/wire/packet.hpp"
+#include "core/context/connection_slots.hpp"
 #include "core/context/server_context.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -29,7 +30,8 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   // Requests handed to the plugin and not yet answered, per socket; past it the socket is not read.
   static constexpr int max_in_flight = 1024;
 
-  ws_session(boost::asio::ip::tcp::socket&& socket, server_context& ctx, std::shared_ptr<connector> conn);
+  ws_session(boost::asio::ip::tcp::socket&& socket, connection_slots::slot slot, server_context& ctx,
+             std::shared_ptr<connector> conn);
   ~ws_session();
 
   // Completes the upgrade of req (already authorized), selecting subprotocol when offered.
@@ -99,6 +101,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
 
   struct connection;  // the Beast stream and its read buffer, instantiated in ws_session.cpp alone
   std::unique_ptr<connection> io_;
+  connection_slots::slot slot_;  // one of server.max_connections, given back when the session ends
   server_context& ctx_;
   std::shared_ptr<connector> connector_;
   packet_decoder decoder_;

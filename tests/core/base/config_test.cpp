@@ -30,6 +30,7 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_EQ(c.server.hello_timeout_s, 30);
     EXPECT_EQ(c.server.max_outbox_bytes, 16777216u);
     EXPECT_EQ(c.server.max_frame_bytes, 1048576u);
+    EXPECT_EQ(c.server.max_connections, 4096);
     EXPECT_EQ(c.store.path, "./var/xconn");
     EXPECT_EQ(c.store.map_size_bytes, 8589934592ull);
     EXPECT_EQ(c.plugins.dir, "./build/plugins");
@@ -40,6 +41,8 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_EQ(c.plugins.reload_pause_max_s, 10);
     EXPECT_EQ(c.leases.connector_offline_s, 3600);
     EXPECT_EQ(c.leases.unauthenticated_channel_s, 600);
+    EXPECT_EQ(c.leases.max_temporary_per_connector_id, 256);
+    EXPECT_EQ(c.leases.max_temporary_per_connector, 4096);
     EXPECT_EQ(c.delivery.window, 32);
     EXPECT_EQ(c.delivery.ack_timeout_s, 10);
     EXPECT_EQ(c.delivery.retry_max_s, 300);
@@ -55,6 +58,8 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_EQ(c.files.max_bytes, 104857600u);
     EXPECT_EQ(c.files.ttl_s, 604800);
     EXPECT_EQ(c.files.url_ttl_s, 3600);
+    EXPECT_EQ(c.files.upload_min_bytes_per_s, 16384u);
+    EXPECT_EQ(c.files.upload_grace_s, 30);
     EXPECT_TRUE(c.connectors.empty());
   }
 }
@@ -137,6 +142,12 @@ TEST(Config, WrongTypes) {
   EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: 65535\n", "server.max_outbox_bytes", 2);
   EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: 1073741825\n", "server.max_outbox_bytes", 2);
   EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: -1\n", "server.max_outbox_bytes", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_connections: 0\n", "server.max_connections", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_connections: 1000001\n", "server.max_connections", 2);
+  EXPECT_CONFIG_ERROR("leases:\n  max_temporary_per_connector_id: 0\n", "leases.max_temporary_per_connector_id", 2);
+  EXPECT_CONFIG_ERROR("leases:\n  max_temporary_per_connector: 10000001\n", "leases.max_temporary_per_connector", 2);
+  EXPECT_CONFIG_ERROR("files:\n  upload_min_bytes_per_s: 0\n", "files.upload_min_bytes_per_s", 2);
+  EXPECT_CONFIG_ERROR("files:\n  upload_grace_s: 3601\n", "files.upload_grace_s", 2);
   EXPECT_CONFIG_ERROR("plugins:\n  watch: yes\n", "plugins.watch", 2);
   EXPECT_CONFIG_ERROR("store: 5\n", "store", 1);
   EXPECT_CONFIG_ERROR("store:\n  path: {a: b}\n", "store.path", 2);
