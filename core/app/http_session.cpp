@@ -98,6 +98,19 @@ void http_session::start_upload() {
   upload_parser_.emplace(std::move(*header_parser_));
   header_parser_.reset();
   upload_parser_->body_limit(boost::none);  // the upload bounds itself by files.max_bytes
+  const auto& files = ctx_.cfg.files;
+  auto expected = upload_parser_->content_length().value_or(files.max_bytes);  // chunked: the most it may be
+  upload_late_ = false;
+  upload_deadline_.emplace(stream_.get_executor());
+  upload_deadline_->expires_after(std::chrono::seconds(files.upload_grace_s) +
+                                  std::chrono::seconds(expected / files.upload_min_bytes_per_s));
+  upload_deadline_->async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || !self->upload_) return;
+    self->upload_late_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);  // a read under way ends now; the next one is not started
+  });
   upload_buffer_.resize(64 * 1024);
   auto expect = upload_parser_->get().find(http::field::expect);
   if (expect == upload_parser_->get().end() || !beast::iequals(expect->value(), "100-continue"))
@@ -114,6 +127,7 @@ void http_session::read_upload() {
   auto& body = upload_parser_->get().body();
   body.data = upload_buffer_.data();
   body.size = upload_buffer_.size();
+  if (upload_late_) return upload_timed_out();
   stream_.expires_after(read_timeout);
   http::async_read_some(stream_, buffer_, *upload_parser_,
                         beast::bind_front_handler(&http_session::on_upload_read, shared_from_this()));
@@ -121,6 +135,7 @@ void http_session::read_upload() {
 
 void http_session::on_upload_read(beast::error_code ec, std::size_t) {
   if (ec == http::error::need_buffer) ec = {};  // the buffer is full: not an error
+  if (upload_late_) return upload_timed_out();
   if (ec) {
     // The client went away, timed out or broke the framing: what was written of the file is erased.
     upload_.reset();
@@ -150,6 +165,17 @@ void http_session::upload_step(file_upload::step s) {
       self->reply(std::move(res));
     });
   });
+}
+
+void http_session::upload_timed_out() {
+  spdlog::warn("files: an upload was still arriving past files.upload_grace_s + its size / "
+               "files.upload_min_bytes_per_s; answered 408, what arrived is erased");
+  auto res = error_response(upload_parser_->get(), http::status::request_timeout, "upload_timeout",
+                            "the body did not arrive in time (files.upload_min_bytes_per_s)");
+  res.keep_alive(false);
+  upload_.reset();
+  upload_parser_.reset();
+  reply(std::move(res));
 }
 
 void http_session::upload_failed() {

@@ -56,6 +56,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> upload_parser_;
   std::unique_ptr<file_upload> upload_;
+  // Fires files.upload_grace_s + the bytes expected / files.upload_min_bytes_per_s after the upload's header: the
+  // body must have arrived by then however slowly it trickles (each read also has read_timeout).
+  std::optional<boost::asio::steady_timer> upload_deadline_;
+  bool upload_late_ = false;
+  void upload_timed_out();
   std::vector<char> upload_buffer_;
   std::shared_ptr<void> response_;  // the message being written (any body type)
   bool draining_ = false;

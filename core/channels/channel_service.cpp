@@ -18,7 +18,9 @@ channel_service::channel_service(store& db, const config& cfg, connector_registr
       cfg_(cfg),
       connectors_(connectors),
       io_(io),
-      table_(std::chrono::seconds(cfg.leases.unauthenticated_channel_s), std::move(now)),
+      table_(std::chrono::seconds(cfg.leases.unauthenticated_channel_s), std::move(now),
+             {static_cast<std::size_t>(cfg.leases.max_temporary_per_connector_id),
+              static_cast<std::size_t>(cfg.leases.max_temporary_per_connector)}),
       calls_(db, std::chrono::seconds(cfg.tools.idempotency_s)),
       credentials_(db, seal),
       events_(events),
@@ -77,18 +79,22 @@ void channel_service::push_descriptors(const std::string& plugin_id) {
     if (c.authenticated) push_descriptor(*conn, c.id, "plugin_health");
 }
 
-std::pair<channel, bool> channel_service::open(const connector& conn, std::string_view requested,
-                                               const std::shared_ptr<channel_route>& route) {
-  std::pair<channel, bool> out;
+channel_service::open_outcome channel_service::open(const connector& conn, std::string_view requested,
+                                                    const std::shared_ptr<channel_route>& route) {
+  open_outcome out;
   bool owner_moved = false;
   {
     std::lock_guard lock(mutex_);
+    auto cap = table_.temporary_cap_reached(conn.id(), requested, route->connector_id());
+    if (cap == "owner") out.cap_reached = "leases.max_temporary_per_connector_id";
+    if (cap == "plugin") out.cap_reached = "leases.max_temporary_per_connector";
+    if (!cap.empty()) return out;
     auto* before = requested.empty() ? nullptr : table_.find(requested);
     std::string old_owner = before ? before->owner : std::string();
-    out = table_.open(conn.id(), requested, route->connector_id(), route);
-    owner_moved = !out.second && out.first.persistent && old_owner != out.first.owner;
+    std::tie(out.opened, out.created) = table_.open(conn.id(), requested, route->connector_id(), route);
+    owner_moved = !out.created && out.opened.persistent && old_owner != out.opened.owner;
   }
-  if (owner_moved) persist(out.first);
+  if (owner_moved) persist(out.opened);
   return out;
 }
 

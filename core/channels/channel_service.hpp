@@ -48,8 +48,14 @@ class channel_service {
   // Pushes the descriptors of a plugin's routed channels again (its health or its card changed). Any thread.
   void push_descriptors(const std::string& plugin_id);
 
-  std::pair<channel, bool> open(const connector& conn, std::string_view requested,
-                                const std::shared_ptr<channel_route>& route);
+  // channel.open: the channel and whether it is new; or, when a new one would pass a cap on temporary channels,
+  // no channel and the config key of that cap.
+  struct open_outcome {
+    channel opened;
+    bool created = false;
+    std::string_view cap_reached;  // "" when opened
+  };
+  open_outcome open(const connector& conn, std::string_view requested, const std::shared_ptr<channel_route>& route);
   route_check check(std::string_view id, std::string_view plugin_id, const channel_route* route,
                     channel* out = nullptr);
   bool close(std::string_view id, const channel_route* route);

@@ -56,8 +56,42 @@ std::optional<channel> channel::from_record(std::string_view id, std::string_vie
   return c;
 }
 
-channel_table::channel_table(std::chrono::seconds unauthenticated_ttl, now_fn now)
-    : ttl_(unauthenticated_ttl), now_(std::move(now)) {}
+channel_table::channel_table(std::chrono::seconds unauthenticated_ttl, now_fn now, temporary_caps caps)
+    : ttl_(unauthenticated_ttl), now_(std::move(now)), caps_(caps) {}
+
+namespace {
+void add_count(std::map<std::string, std::size_t, std::less<>>& counts, const std::string& key, int delta) {
+  auto& n = counts[key];
+  n = delta > 0 ? n + 1 : n - 1;
+  if (n == 0) counts.erase(key);  // owners come and go: no entry outlives its channels
+}
+std::size_t count_of(const std::map<std::string, std::size_t, std::less<>>& counts, std::string_view key) {
+  auto it = counts.find(key);
+  return it == counts.end() ? 0 : it->second;
+}
+}  // namespace
+
+void channel_table::count_temporary(const channel& c, int delta) {
+  if (c.persistent) return;
+  add_count(temporary_by_owner_, c.owner, delta);
+  add_count(temporary_by_plugin_, c.plugin_id, delta);
+}
+
+std::size_t channel_table::temporary_owned_by(std::string_view owner) const {
+  return count_of(temporary_by_owner_, owner);
+}
+std::size_t channel_table::temporary_of(std::string_view plugin_id) const {
+  return count_of(temporary_by_plugin_, plugin_id);
+}
+
+std::string_view channel_table::temporary_cap_reached(std::string_view plugin_id, std::string_view requested,
+                                                      std::string_view owner) const {
+  auto it = requested.empty() ? channels_.end() : channels_.find(requested);
+  if (it != channels_.end() && it->second.plugin_id == plugin_id) return "";  // reused, not created
+  if (temporary_owned_by(owner) >= caps_.per_owner) return "owner";
+  if (temporary_of(plugin_id) >= caps_.per_plugin) return "plugin";
+  return "";
+}
 
 std::pair<channel, bool> channel_table::open(std::string_view plugin_id, std::string_view requested, std::string owner,
                                              std::weak_ptr<channel_route> route) {
@@ -69,17 +103,22 @@ std::pair<channel, bool> channel_table::open(std::string_view plugin_id, std::st
     c.plugin_id = plugin_id;
     c.created_at = unix_ms();
     it = channels_.emplace(c.id, std::move(c)).first;
+  } else {
+    count_temporary(it->second, -1);  // counted again below, under its new owner
   }
   auto& c = it->second;
   c.owner = std::move(owner);
   c.route = std::move(route);
   c.last_used = now_();
+  count_temporary(c, +1);
   return {c, created};
 }
 
 void channel_table::restore(channel c) {
   c.last_used = now_();
   std::string id = c.id;
+  if (auto it = channels_.find(id); it != channels_.end()) count_temporary(it->second, -1);
+  count_temporary(c, +1);
   channels_.insert_or_assign(std::move(id), std::move(c));
 }
 
@@ -116,6 +155,7 @@ std::optional<channel> channel_table::authenticate(std::string_view id, json::ob
   auto it = channels_.find(id);
   if (it == channels_.end()) return std::nullopt;
   auto& c = it->second;
+  count_temporary(c, -1);
   c.authenticated = true;
   c.persistent = true;
   c.binding = std::move(binding);
@@ -160,6 +200,7 @@ std::vector<std::string> channel_table::expire(std::vector<std::string>* plugins
     if (!it->second.persistent && now - it->second.last_used >= ttl_) {
       dropped.push_back(it->first);
       if (plugins) plugins->push_back(it->second.plugin_id);
+      count_temporary(it->second, -1);
       it = channels_.erase(it);
     } else {
       ++it;
@@ -178,6 +219,7 @@ std::vector<std::string> channel_table::expire(std::vector<std::string>* plugins
 bool channel_table::erase(std::string_view id) {
   auto it = channels_.find(id);
   if (it == channels_.end()) return false;
+  count_temporary(it->second, -1);
   channels_.erase(it);
   for (auto run = runs_.begin(); run != runs_.end();)
     run = run->second.channel_id == id ? runs_.erase(run) : std::next(run);

@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -67,6 +68,12 @@ std::string_view error_code_for(route_check r);
 // The statuses a plugin may give a signed-in channel (spec §9): the rest are the host's to derive.
 bool is_target_status(std::string_view status);
 
+// How many temporary (never signed-in) channels one owner (connector_id) and one plugin may hold at once.
+struct temporary_caps {
+  std::size_t per_owner = SIZE_MAX;
+  std::size_t per_plugin = SIZE_MAX;
+};
+
 class channel_table {
  public:
   using clock = std::chrono::steady_clock;
@@ -74,7 +81,14 @@ class channel_table {
   // Auth runs that ended are kept this long, so a late status or cancel still gets their outcome.
   static constexpr std::chrono::hours ended_run_kept{1};
 
-  channel_table(std::chrono::seconds unauthenticated_ttl, now_fn now = clock::now);
+  channel_table(std::chrono::seconds unauthenticated_ttl, now_fn now = clock::now, temporary_caps caps = {});
+
+  // Whether open(plugin_id, requested, owner) would create a channel, and which cap that would pass: "owner",
+  // "plugin", or "" when there is room (or nothing would be created).
+  std::string_view temporary_cap_reached(std::string_view plugin_id, std::string_view requested,
+                                         std::string_view owner) const;
+  std::size_t temporary_owned_by(std::string_view owner) const;
+  std::size_t temporary_of(std::string_view plugin_id) const;
 
   // channel.open: reuses requested when it is a channel of plugin_id, else creates one. The route and owner
   // move to the caller either way. Returns the channel and whether it is new.
@@ -129,8 +143,13 @@ class channel_table {
   std::pair<std::size_t, std::size_t> counts(std::string_view plugin_id) const;
 
  private:
+  // Adds delta to the temporary counts of c's owner and plugin when c is temporary.
+  void count_temporary(const channel& c, int delta);
+
   std::chrono::seconds ttl_;
   now_fn now_;
+  temporary_caps caps_;
+  std::map<std::string, std::size_t, std::less<>> temporary_by_owner_, temporary_by_plugin_;
   std::map<std::string, channel, std::less<>> channels_;
   std::map<std::string, auth_run, std::less<>> runs_;
 };

@@ -41,7 +41,14 @@ connector::strand ws_session::auth_call_on(const std::string& channel_id) {
 std::chrono::milliseconds ws_session::auth_timeout() const { return std::chrono::seconds(ctx_.cfg.tools.timeout_s); }
 
 void ws_session::on_channel_open(const packet_view& p, const channel&, const json::object&) {
-  auto [c, created] = ctx_.channels.open(*connector_, p.connector_channel_id.value_or(""), shared_from_this());
+  auto [c, created, cap_reached] =
+      ctx_.channels.open(*connector_, p.connector_channel_id.value_or(""), shared_from_this());
+  if (!cap_reached.empty()) {
+    spdlog::debug("[plugin {}] channel.open refused: {} reached", connector_->id(), cap_reached);
+    return send_error(&p, "capacity_exceeded",
+                      "too many channels not yet signed in (" + std::string(cap_reached) +
+                          "); sign one in, or wait for unused ones to expire");
+  }
   if (created) spdlog::debug("[plugin {}] channel {} created", connector_->id(), c.id);
   auto d = ctx_.channels.descriptor(*connector_, c, profiles_);
   if (!d) return send_error(&p, "internal_error", "the connector could not describe the channel");

@@ -92,5 +92,41 @@ TEST_F(FilesSmall, a_chunked_upload_is_streamed_and_over_max_is_413) {
   EXPECT_FALSE(upload_ref("after the chunked 413").empty());
 }
 
+// files.upload_grace_s + size / files.upload_min_bytes_per_s bounds an upload's whole body: one that trickles a
+// byte at a time (each read in time, so the per-read timeout never fires) is answered 408 at that deadline.
+class FilesTrickle : public Files {
+ protected:
+  FilesTrickle() : Files([](config& c) {
+    c.files.upload_grace_s = 1;
+    c.files.upload_min_bytes_per_s = 1000;  // 2,000 bytes expected: 1 s + 2 s
+  }) {}
+};
+
+TEST_F(FilesTrickle, an_upload_that_trickles_past_its_overall_deadline_is_408) {
+  auto body = multipart({file_part(std::string(2000 - 200, 'x'), "slow.bin")});
+  ASSERT_LE(body.size(), 2000u);
+  body.resize(2000, '\n');  // padding after the closing boundary is the multipart epilogue
+  auto c = raw_http::connect(server.port());
+  ASSERT_TRUE(c);
+  auto h = key_and(channel);
+  h["Content-Type"] = multipart_type();
+  h["Content-Length"] = std::to_string(body.size());
+  ASSERT_TRUE(c->send(request_head("POST", uploads, h)));
+  auto started = std::chrono::steady_clock::now();
+  std::size_t sent = 0;
+  // One byte each 100 ms: 10 bytes/s, far under the rate; bounded at 20 s.
+  while (sent < body.size() && !c->readable(100ms) && std::chrono::steady_clock::now() - started < 20s)
+    if (!c->send(std::string_view(body).substr(sent++, 1))) break;
+  auto r = c->read_response(5s);
+  ASSERT_TRUE(r) << "no answer: the trickle was never cut off";
+  EXPECT_EQ(r->status, 408) << r->head;
+  EXPECT_EQ(r->error_code(), "upload_timeout") << r->body;
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(took, 2500ms);  // not before the deadline (3 s after the header)
+  EXPECT_LT(sent, body.size());
+  EXPECT_TRUE(healthy());
+  EXPECT_FALSE(upload_ref("a prompt upload still works").empty());
+}
+
 }  // namespace
 }  // namespace xconn::test

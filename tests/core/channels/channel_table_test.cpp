@@ -288,5 +288,46 @@ TEST_F(ChannelTable, RoutedAndCounts) {
   (void)other;
 }
 
+// temporary caps (leases.max_temporary_per_connector_id / _per_connector) ------------------------------------
+
+TEST(ChannelTableCaps, NewTemporaryChannelsStopAtEachCapAndEveryWayOutOfTemporaryGivesRoomBack) {
+  manual_clock clock;
+  channel_table table{std::chrono::seconds(60), clock.fn(), {.per_owner = 2, .per_plugin = 3}};
+  auto a = std::make_shared<fake_route>("conn_a");
+  auto b = std::make_shared<fake_route>("conn_b");
+  auto open = [&](const std::string& owner, const std::string& requested = "") {
+    auto& route = owner == "conn_a" ? a : b;
+    EXPECT_EQ(table.temporary_cap_reached("echo", requested, owner), "");
+    return table.open("echo", requested, owner, route).first.id;
+  };
+  auto a1 = open("conn_a");
+  auto a2 = open("conn_a");
+  EXPECT_EQ(table.temporary_cap_reached("echo", "", "conn_a"), "owner");
+  EXPECT_EQ(table.temporary_cap_reached("echo", "cch_unknown", "conn_a"), "owner");  // would be created
+  EXPECT_EQ(table.temporary_cap_reached("echo", a1, "conn_a"), "");                  // reused: never refused
+  auto b1 = open("conn_b");
+  EXPECT_EQ(table.temporary_cap_reached("echo", "", "conn_b"), "plugin");
+  EXPECT_EQ(table.temporary_cap_reached("other", "", "conn_b"), "");  // each plugin has its own
+  EXPECT_EQ(table.temporary_of("echo"), 3u);
+
+  // Signing in makes a channel persistent: room for one more.
+  ASSERT_TRUE(table.authenticate(a1, {}));
+  EXPECT_EQ(table.temporary_owned_by("conn_a"), 1u);
+  auto b2 = open("conn_b");
+  // A temporary channel reopened by another owner counts for its new owner.
+  open("conn_a", b2);
+  EXPECT_EQ(table.temporary_owned_by("conn_a"), 2u);
+  EXPECT_EQ(table.temporary_owned_by("conn_b"), 1u);
+  // Forced deregistration and expiry give room back.
+  ASSERT_TRUE(table.erase(a2));
+  EXPECT_EQ(table.temporary_owned_by("conn_a"), 1u);
+  clock.now += std::chrono::seconds(61);
+  table.expire();
+  EXPECT_EQ(table.temporary_of("echo"), 0u);
+  EXPECT_EQ(table.temporary_owned_by("conn_a"), 0u);
+  EXPECT_EQ(table.temporary_owned_by("conn_b"), 0u);
+  (void)b1;
+}
+
 }  // namespace
 }  // namespace xconn::test
