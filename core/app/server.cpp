@@ -247,6 +247,9 @@ file_lookup server::impl::message_files() {
           [this](std::string_view plugin_id, std::string_view file_ref) {
             // Signed when the message carrying it is sent (protocol.md §5).
             return links->url(base_url, plugin_id, file_ref, files->now() / 1000 + files->settings().url_ttl_s);
+          },
+          [this](std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref) {
+            if (auto f = files->find_on(plugin_id, channel_id, file_ref)) files->remove(f->file_ref);
           }};
 }
 

@@ -60,6 +60,8 @@ struct file_lookup {
                                                    std::string_view file_ref)>
       item;
   std::function<std::string(std::string_view plugin_id, std::string_view file_ref)> download_url;
+  // Removes a file of the plugin's channel (one named by an emit that was refused); any other ref is left alone.
+  std::function<void(std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref)> discard;
 };
 
 class file_store {

@@ -32,6 +32,22 @@ std::string id_key(std::string_view channel_id, std::string_view msg_id) {
   return std::string(channel_id) + "/" + std::string(msg_id);
 }
 
+// The file_refs an emit names (files[].file_ref), read leniently: a message refused as malformed may still name
+// files its plugin stored for it.
+std::vector<std::string> file_refs_named(std::string_view message_json) {
+  constexpr std::size_t most = 64;
+  std::vector<std::string> refs;
+  boost::system::error_code ec;
+  auto v = json::parse(message_json, ec);
+  const auto* files = !ec && v.is_object() ? v.as_object().if_contains("files") : nullptr;
+  if (!files || !files->is_array()) return refs;
+  for (const auto& f : files->as_array()) {
+    const auto* ref = f.is_object() ? f.as_object().if_contains("file_ref") : nullptr;
+    if (ref && ref->is_string() && refs.size() < most) refs.emplace_back(ref->as_string());
+  }
+  return refs;
+}
+
 bool has(const std::vector<std::string>& profiles, std::string_view p) {
   return std::find(profiles.begin(), profiles.end(), p) != profiles.end();
 }
@@ -149,11 +165,17 @@ inbound_service::channel_state& inbound_service::state_for(const std::string& ch
 
 void inbound_service::emit(const connector& from, std::string channel_id, std::string message_json,
                            std::function<void(emit_outcome)> done, const stage_fn& also_commit) {
+  // Files stored for a message that is refused would wait for files.ttl_s with nothing naming them: they go now.
+  auto discard_files = [this, plugin_id = from.id(), channel_id, refs = file_refs_named(message_json)] {
+    if (files_.discard)
+      for (const auto& ref : refs) files_.discard(plugin_id, channel_id, ref);
+  };
   auto refuse = [&](std::string code, std::string why) {
     {
       std::lock_guard lock(mutex_);
       ++counters_[from.id()].refused;
     }
+    discard_files();
     spdlog::warn("[plugin {}] emit to {} refused: {} ({})", from.id(), channel_id, code, why);
     events_.record(from.id(), {"error", "", "", "", json::object{{"direction", "inbound"}, {"code", code}}});
     done({false, "", false, std::move(code), std::move(why)});
@@ -191,6 +213,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   if (also_commit) {
     if (auto refused = also_commit(batch)) {
       ++count.refused;
+      discard_files();
       return done(std::move(*refused));
     }
   }
@@ -212,8 +235,10 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   retire(st, channel_id, evicted, inbox_exit::evicted, "capacity_exceeded", batch);
   // Queued under the lock, so commits (and deliveries) keep the order of the emits.
   db_.write(std::move(batch), [this, plugin_id = from.id(), channel_id, seq, msg_id, message_id, bytes,
-                                attached = std::move(attached), done = std::move(done)](std::error_code ec) mutable {
+                                attached = std::move(attached), done = std::move(done),
+                                discard_files = std::move(discard_files)](std::error_code ec) mutable {
     if (!ec) events_.record_message(plugin_id, "inbound", channel_id, message_id, message_id, bytes, attached);
+    if (ec) discard_files();
     on_committed(channel_id, seq, msg_id, std::move(message_id), ec, done);
   });
 }

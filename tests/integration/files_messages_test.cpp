@@ -7,6 +7,9 @@
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
 
+#include "core/files/file_store.hpp"
+#include "core/store/store.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +19,32 @@ namespace xconn::test {
 namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
+
+// The files echo stored for a message the host refuses are discarded with it, not kept for files.ttl_s; an accepted
+// message's file stays.
+TEST_F(Files, the_files_of_a_refused_emit_are_discarded) {
+  auto item = [](const std::string& name) {
+    return json::object{{"filename", name}, {"mime_type", "text/plain"}, {"content_base64", base64("data of " + name)}};
+  };
+  auto refused = inject(channel, {{"text", "bad"}, {"msg_id", 5}, {"files", json::array{item("a.txt"), item("b.txt")}}});
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(refused.body.find("invalid_message"), std::string::npos) << refused.body;
+  ASSERT_EQ(inject(channel, {{"text", "good"}, {"files", json::array{item("c.txt")}}}).status, 202);
+  ASSERT_TRUE(dp->next_push("chat.message", channel));
+  auto path = server.cfg().store.path;
+  dp.reset();
+  server.stop();  // every write queued before is committed
+
+  auto db = store::open({path, 1ull << 30, {std::string(file_store::files_db)}});
+  ASSERT_TRUE(db) << db.error();
+  std::vector<std::string> names;
+  (*db)->scan(file_store::files_db, "", [&](std::string_view, std::string_view record) {
+    names.emplace_back(record);
+    return true;
+  });
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_NE(names[0].find("c.txt"), std::string::npos) << names[0];
+}
 
 TEST_F(Files, an_injected_attachment_arrives_in_chat_message_with_a_signed_download_url) {
   auto png = png_bytes(3000);
