@@ -119,6 +119,7 @@ std::string server::impl::open_store_and_keys() {
   store_options opts;
   opts.path = cfg.store.path;
   opts.map_size_bytes = cfg.store.map_size_bytes;
+  opts.reserve_bytes = 16ull << 20;  // docs/security.md, "Full disk"
   opts.databases = {"meta", std::string(connector_ids::database), std::string(plugin_kv::database), std::string(channel_service::database),
                     std::string(tool_calls::database), std::string(inbound_service::messages_db),
                     std::string(inbound_service::ids_db), std::string(inbound_service::last_db), std::string(outbound_service::completed_db),

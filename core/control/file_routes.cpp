@@ -167,7 +167,12 @@ void serve_file_ref(server_context& ctx, const http_request& req, std::function<
   // Answered once the record's erase is durable, so a GET after the 204 never finds the file.
   ctx.files.remove(f->file_ref, [gone = bare(req, http::status::no_content),
                                   missing = error_response(req, http::status::not_found, "file_not_found", "no such file"),
-                                  reply = std::move(reply)](bool found) { reply(found ? gone : missing); });
+                                  failed = error_response(req, http::status::insufficient_storage, "store_failed",
+                                                          "the file could not be removed now; try again"),
+                                  reply = std::move(reply)](file_store::remove_outcome outcome) {
+    using enum file_store::remove_outcome;
+    reply(outcome == removed ? gone : outcome == not_found ? missing : failed);
+  });
 }
 
 std::variant<http_response, upload_target> check_upload(server_context& ctx, const http_request_header& req) {

@@ -235,13 +235,13 @@ void file_store::erase_chunks(std::string file_ref, std::uint64_t from, std::uin
                                   std::error_code) mutable { erase_chunks(std::move(file_ref), end, count, std::move(done)); });
 }
 
-void file_store::remove(std::string_view file_ref, std::function<void(bool)> done) {
+void file_store::remove(std::string_view file_ref, std::function<void(remove_outcome)> done) {
   std::optional<stored_file> f;
   if (valid_file_ref(file_ref))
     if (auto record = db_.get(files_db, file_ref)) f = stored_file::from_record(file_ref, *record);
   // An upload still running is its writer's to finish or abort (its record does not know its chunks yet).
   if (!f || !f->complete) {
-    if (done) done(false);
+    if (done) done(remove_outcome::not_found);
     return;
   }
   auto count = chunk_count(f->byte_size);
@@ -250,10 +250,11 @@ void file_store::remove(std::string_view file_ref, std::function<void(bool)> don
                 .erase(std::string(by_channel_db), by_channel_key(f->channel_id, f->file_ref)),
             [this, ref = f->file_ref, count, done = std::move(done)](std::error_code ec) mutable {
               if (ec) {
-                if (done) done(false);
+                spdlog::error("files: cannot remove {}: {}", ref, ec.message());
+                if (done) done(remove_outcome::store_failed);
                 return;
               }
-              if (done) done(true);
+              if (done) done(remove_outcome::removed);
               erase_chunks(std::move(ref), 0, count, {});
             });
 }
@@ -357,12 +358,15 @@ void file_store::writer::store_chunk(std::string bytes) {
 
 void file_store::writer::on_stored(std::error_code ec) {
   std::function<void()> resume;
+  bool first_failure = false;
   {
     std::lock_guard lock(mutex_);
     --queued_;
+    first_failure = ec && !failed_;
     if (ec) failed_ = true;
     if (resume_ && (queued_ <= max_chunks_queued / 2 || failed_)) resume = std::exchange(resume_, {});
   }
+  if (first_failure) spdlog::error("files: cannot store {} (upload refused): {}", meta_.file_ref, ec.message());
   if (resume) resume();
 }
 

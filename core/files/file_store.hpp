@@ -96,8 +96,10 @@ class file_store {
   // Up to capacity bytes from offset; 0 at the end; nullopt when the file is gone.
   std::optional<std::size_t> read(const stored_file& f, std::uint64_t offset, char* out, std::size_t capacity) const;
 
-  // Erases a file (record first: it is gone for readers at once). done(false) when there was none.
-  void remove(std::string_view file_ref, std::function<void(bool)> done = {});
+  // Erases a file (record first: it is gone for readers at once). done(not_found) when there was none,
+  // done(store_failed) when the erase could not be committed (the file stays).
+  enum class remove_outcome { removed, not_found, store_failed };
+  void remove(std::string_view file_ref, std::function<void(remove_outcome)> done = {});
   // Files bound to channels that were deregistered.
   void drop_channels(const std::vector<std::string>& channel_ids);
   // Starts erasing every expired file; returns how many.

@@ -1,11 +1,15 @@
 #include "core/store/store.hpp"
+#include "core/store/disk_reserve.hpp"
 
 #include <lmdb.h>
+#include <spdlog/spdlog.h>
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <future>
@@ -14,6 +18,7 @@
 #include <shared_mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace xconn {
 
@@ -71,6 +76,13 @@ struct store::impl {
   // are answered without waiting for everything queued behind them.
   static constexpr std::size_t max_requests_per_commit = 1024;
   std::size_t max_key_bytes = 511;  // mdb_env_get_maxkeysize, read at open
+
+  // The writer thread's only: a full disk turns the store delete-only until the reserve is taken again.
+  std::string path;
+  std::unique_ptr<disk_reserve> reserve;
+  bool delete_only = false;
+  std::chrono::steady_clock::time_point last_reserve_try{};
+  static constexpr std::chrono::seconds reserve_retry{10};
 
   std::mutex queue_mutex;
   std::condition_variable queue_cv;
@@ -186,6 +198,10 @@ struct store::impl {
         finish(work[first], to_error(rc));
         return 1;
       }
+      if (!delete_only && reserve && disk_full(rc)) {
+        go_delete_only();
+        return 0;  // nothing completed: the caller sorts the work again
+      }
       if (rc != MDB_SUCCESS) {
         // The environment failed (begin, a write, commit, or no room to grow): everything pending fails with it.
         for (std::size_t i = first; i < work.size(); ++i) finish(work[i], to_error(rc));
@@ -194,6 +210,61 @@ struct store::impl {
       ++commits;
       for (std::size_t i = 0; i < count; ++i) finish(work[first + i], results[i]);
       return count;
+    }
+  }
+
+  // LMDB reports a write cut short by a full disk as EIO: then the file system's free space decides.
+  bool disk_full(int rc) const {
+    if (rc == ENOSPC || rc == EDQUOT) return true;
+    struct statvfs fs {};
+    return rc == EIO && ::statvfs(path.c_str(), &fs) == 0 &&
+           static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < (1u << 20);
+  }
+
+  void go_delete_only() {
+    reserve->release();
+    delete_only = true;
+    last_reserve_try = std::chrono::steady_clock::now();
+    spdlog::error("store: the disk is full; released the {} MiB reserve: until that much is free again the store "
+                  "only deletes (uploads answer 507, other writes fail as retryable)",
+                  reserve->bytes() >> 20);
+  }
+
+  // Delete-only: fails every request that puts, unless the reserve can be taken again (tried at most once per
+  // reserve_retry); the erase-only ones stay in work.
+  void refuse_puts(std::vector<request>& work) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_reserve_try >= reserve_retry) {
+      last_reserve_try = now;
+      if (reserve->take()) {
+        delete_only = false;
+        spdlog::info("store: disk space is back: the reserve is held again and writes are accepted");
+        return;
+      }
+    }
+    auto puts = [](const request& r) {
+      for (const auto& op : r.batch.ops)
+        if (op.what == store_op::kind::put) return true;
+      return false;
+    };
+    auto full = std::make_error_code(std::errc::no_space_on_device);
+    for (auto& r : work)
+      if (puts(r)) finish(r, full);
+    std::erase_if(work, puts);
+  }
+
+  // Commits work; when the disk fills on the way, fails what puts and commits what only deletes.
+  void commit_all(std::vector<request>& work) {
+    for (;;) {
+      if (delete_only) refuse_puts(work);
+      std::size_t done = 0;
+      while (done < work.size()) {
+        auto n = commit_some(work, done);
+        if (n == 0) break;  // the disk filled just now
+        done += n;
+      }
+      if (done == work.size()) return;
+      work.erase(work.begin(), work.begin() + static_cast<std::ptrdiff_t>(done));
     }
   }
 
@@ -211,7 +282,7 @@ struct store::impl {
       if (!any_ops) {  // only flush markers: no transaction to commit
         for (auto& r : work) finish(r, {});
       } else {
-        for (std::size_t done = 0; done < work.size();) done += commit_some(work, done);
+        commit_all(work);
       }
       work.clear();
     }
@@ -256,6 +327,15 @@ boost::system::result<std::unique_ptr<store>, std::string> store::open(const sto
                   std::to_string(needed) + ": the file was cut short (restore it from a backup)");
   }
   p->max_key_bytes = static_cast<std::size_t>(mdb_env_get_maxkeysize(p->env));
+  p->path = options.path;
+  if (options.reserve_bytes) {
+    p->reserve = std::make_unique<disk_reserve>(options.path + "/reserve", options.reserve_bytes);
+    // Started on a full disk: delete-only from the first write.
+    if (!p->reserve->take()) p->delete_only = true;
+    if (p->delete_only)
+      spdlog::error("store: cannot reserve {} MiB beside the store: the disk is full; the store only deletes until "
+                    "that much is free", options.reserve_bytes >> 20);
+  }
   int stale = 0;
   if ((rc = mdb_reader_check(p->env, &stale)) != MDB_SUCCESS) return fail(mdb_strerror(rc));
 

@@ -23,6 +23,10 @@ struct store_options {
   std::string path;                              // the environment folder; created (0700) if missing
   std::uint64_t map_size_bytes = 1ull << 30;     // the starting map; it doubles on demand when full
   std::vector<std::string> databases;            // named databases to open (created if missing)
+  // Disk space held in {path}/reserve and released when the disk fills, so that deletes still commit (0: none).
+  // While it is released the store only deletes: a batch that puts fails at once with no_space_on_device, until
+  // a try (at most one per 10 s) finds the reserve's size free again.
+  std::uint64_t reserve_bytes = 0;
 };
 
 // One write: put or erase of a key in a named database.

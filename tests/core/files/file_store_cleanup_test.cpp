@@ -34,7 +34,9 @@ TEST_F(FileStore, RemoveErasesRecordAtOnceAndAllChunks) {
 
   std::promise<std::pair<bool, bool>> seen;  // (ok, found when done ran)
   auto fut = seen.get_future();
-  files_->remove(f.file_ref, [&](bool ok) { seen.set_value({ok, files_->find(f.file_ref).has_value()}); });
+  files_->remove(f.file_ref, [&](file_store::remove_outcome outcome) {
+    seen.set_value({outcome == file_store::remove_outcome::removed, files_->find(f.file_ref).has_value()});
+  });
   ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
   auto [ok, still_found] = fut.get();
   EXPECT_TRUE(ok);
@@ -52,7 +54,7 @@ TEST_F(FileStore, RemoveErasesRecordAtOnceAndAllChunks) {
   for (const std::string& ref : {f.file_ref, "file_" + random_hex(16), std::string("file_x"), std::string()}) {
     std::promise<bool> r;
     auto rf = r.get_future();
-    files_->remove(ref, [&](bool v) { r.set_value(v); });
+    files_->remove(ref, [&](file_store::remove_outcome v) { r.set_value(v != file_store::remove_outcome::not_found); });
     ASSERT_EQ(rf.wait_for(10s), std::future_status::ready) << ref;
     EXPECT_FALSE(rf.get()) << "[" << ref << "]";
   }
@@ -66,7 +68,7 @@ TEST_F(FileStore, RemoveLeavesAnUploadStillRunningToItsWriter) {
   db_->flush();
   std::promise<bool> r;
   auto rf = r.get_future();
-  files_->remove(w->file_ref(), [&](bool ok) { r.set_value(ok); });
+  files_->remove(w->file_ref(), [&](file_store::remove_outcome v) { r.set_value(v != file_store::remove_outcome::not_found); });
   ASSERT_EQ(rf.wait_for(10s), std::future_status::ready);
   EXPECT_FALSE(rf.get());
   auto done = finish_sync(*w);
