@@ -1,0 +1,88 @@
+// The data-plane envelope decoder (core/wire/packet.cpp) fed whole WebSocket text frames. Beyond not crashing:
+// a frame decodes the same way twice on one decoder (its buffers are reused), a refused frame always says why, an
+// accepted one is JSON that Boost.JSON reads too, its payload is what payload_of() can read without throwing (the
+// dispatch relies on it), and re-encoding its fields with encode_packet() decodes to the same fields.
+#include "core/wire/packet.hpp"
+#include "core/wire/packet_payload.hpp"
+#include "fuzz/fuzz_check.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using namespace xconn;
+
+std::string opt(const std::optional<std::string_view>& v) { return v ? std::string(*v) : std::string(); }
+
+// Owning copy of a view: the views die with the decoder's next decode.
+struct fields {
+  std::string packet_id, type, request_id, reply_to, channel, error_code, payload;
+  bool has_payload = false;
+  std::optional<std::int64_t> time;
+  explicit fields(const packet_view& p)
+      : packet_id(p.packet_id), type(p.type), request_id(opt(p.request_id)), reply_to(opt(p.reply_to)),
+        channel(opt(p.connector_channel_id)), error_code(opt(p.error_code)), payload(opt(p.payload)),
+        has_payload(p.payload.has_value()), time(p.time) {}
+  bool operator==(const fields&) const = default;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static packet_decoder decoder;  // one per session in the server: reuse across frames is part of what is tested
+  const std::string_view frame(reinterpret_cast<const char*>(data), size);
+
+  packet_error error;
+  auto p = decoder.decode(frame, error);
+  if (!p) {
+    FUZZ_CHECK(!error.message.empty());
+    packet_error again;
+    FUZZ_CHECK(!decoder.decode(frame, again) && again.message == error.message);
+    return 0;
+  }
+  const fields first(*p);
+  FUZZ_CHECK(!first.packet_id.empty() && !first.type.empty());
+  FUZZ_CHECK(!first.time || *first.time >= 0);
+
+  // The whole frame is JSON by Boost.JSON's reading too, with the decoder's depth (the envelope is level 1).
+  boost::json::parse_options deep;
+  deep.max_depth = packet_decoder::max_depth;
+  boost::system::error_code ec;
+  auto whole = boost::json::parse(frame, ec, {}, deep);
+  FUZZ_CHECK(!ec && whole.is_object());
+
+  // What the dispatch does with a payload (packet_handlers.cpp): it must not throw for an accepted frame.
+  boost::json::object payload = payload_of(*p);
+  if (first.has_payload) FUZZ_CHECK(payload == whole.as_object().at("payload").as_object());
+
+  outgoing_packet out;
+  out.packet_id = first.packet_id;
+  out.type = first.type;
+  out.request_id = first.request_id;
+  out.reply_to = first.reply_to;
+  out.connector_channel_id = first.channel;
+  out.error_code = first.error_code;
+  out.time_ms = first.time.value_or(0);
+  if (first.has_payload) out.payload = payload;
+  const std::string encoded = encode_packet(out);
+
+  auto again = decoder.decode(encoded, error);
+  FUZZ_CHECK(again.has_value());
+  fields second(*again);
+  FUZZ_CHECK(second.packet_id == first.packet_id && second.type == first.type);
+  FUZZ_CHECK(second.request_id == first.request_id && second.reply_to == first.reply_to);
+  FUZZ_CHECK(second.channel == first.channel && second.error_code == first.error_code);
+  FUZZ_CHECK(second.time.value_or(0) == first.time.value_or(0));
+  FUZZ_CHECK(second.has_payload == first.has_payload);
+  if (first.has_payload) FUZZ_CHECK(boost::json::parse(second.payload, ec, {}, deep) == payload);
+
+  // The frame itself, once more, after another frame went through the decoder.
+  auto third = decoder.decode(frame, error);
+  FUZZ_CHECK(third.has_value() && fields(*third) == first);
+  return 0;
+}
