@@ -7,10 +7,13 @@
 
 namespace xconn {
 
-// The payload as an object ({} when absent); the decoder already checked that it is one.
+// The payload as an object ({} when absent); the decoder already checked that it is one, nested as deep as its
+// limit allows (Boost.JSON's default of 32 levels would throw on a payload the decoder accepted).
 inline boost::json::object payload_of(const packet_view& p) {
   if (!p.payload) return {};
-  return boost::json::parse(*p.payload).as_object();
+  boost::json::parse_options options;
+  options.max_depth = packet_decoder::max_depth;
+  return boost::json::parse(*p.payload, {}, options).as_object();
 }
 
 // A string member, or nullptr when absent or of another type.
