@@ -8,6 +8,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +18,33 @@
 namespace {
 
 using namespace xconn;
+
+// JSON equality, but doubles within a relative 1e-15: Boost.JSON 1.81 reads some long decimal literals to a double
+// one ULP off the correctly rounded one, so serialize-then-parse of a double is not always exact (a library limit).
+bool same_json(const boost::json::value& a, const boost::json::value& b) {
+  if (a.is_double() && b.is_double()) {
+    const double x = a.get_double(), y = b.get_double();
+    return x == y || std::fabs(x - y) <= 1e-15 * std::max(std::fabs(x), std::fabs(y));
+  }
+  if (a.kind() != b.kind()) return false;
+  if (a.is_object()) {
+    const auto &oa = a.get_object(), &ob = b.get_object();
+    if (oa.size() != ob.size()) return false;
+    for (const auto& kv : oa) {
+      auto* other = ob.if_contains(kv.key());
+      if (!other || !same_json(kv.value(), *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    const auto &xa = a.get_array(), &xb = b.get_array();
+    if (xa.size() != xb.size()) return false;
+    for (std::size_t i = 0; i < xa.size(); ++i)
+      if (!same_json(xa[i], xb[i])) return false;
+    return true;
+  }
+  return a == b;
+}
 
 std::string opt(const std::optional<std::string_view>& v) { return v ? std::string(*v) : std::string(); }
 
@@ -79,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(second.channel == first.channel && second.error_code == first.error_code);
   FUZZ_CHECK(second.time.value_or(0) == first.time.value_or(0));
   FUZZ_CHECK(second.has_payload == first.has_payload);
-  if (first.has_payload) FUZZ_CHECK(boost::json::parse(second.payload, ec, {}, deep) == payload);
+  if (first.has_payload) FUZZ_CHECK(same_json(boost::json::parse(second.payload, ec, {}, deep), payload));
 
   // The frame itself, once more, after another frame went through the decoder.
   auto third = decoder.decode(frame, error);
