@@ -1,7 +1,7 @@
 // The data-plane envelope decoder (core/wire/packet.cpp) fed whole WebSocket text frames. Beyond not crashing:
 // a frame decodes the same way twice on one decoder (its buffers are reused), a refused frame always says why, an
-// accepted one is JSON that Boost.JSON reads too, its payload is what payload_of() can read without throwing (the
-// dispatch relies on it), and re-encoding its fields with encode_packet() decodes to the same fields.
+// accepted one is JSON that Boost.JSON reads too (but for its exponent limit), its payload is what payload_of()
+// reads without throwing (the dispatch relies on it), and re-encoding its fields with encode_packet() decodes to the same fields.
 #include "core/wire/packet.hpp"
 #include "core/wire/packet_payload.hpp"
 #include "fuzz/fuzz_check.hpp"
@@ -78,15 +78,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(!first.packet_id.empty() && !first.type.empty());
   FUZZ_CHECK(!first.time || *first.time >= 0);
 
-  // The whole frame is JSON by Boost.JSON's reading too, with the decoder's depth (the envelope is level 1).
+  // The whole frame is JSON by Boost.JSON's reading too, with the decoder's depth (the envelope is level 1), except
+  // for the one known difference: Boost.JSON 1.81 refuses exponents of many digits that simdjson takes. The
+  // dispatch reads the payload with payload_of() (packet_handlers.cpp): never a throw, and every payload Boost.JSON
+  // reads is read.
   boost::json::parse_options deep;
   deep.max_depth = packet_decoder::max_depth;
   boost::system::error_code ec;
   auto whole = boost::json::parse(frame, ec, {}, deep);
-  FUZZ_CHECK(!ec && whole.is_object());
-
-  // What the dispatch does with a payload (packet_handlers.cpp): it must not throw for an accepted frame.
-  boost::json::object payload = payload_of(*p);
+  auto read = payload_of(*p);
+  if (ec) {
+    FUZZ_CHECK(ec == boost::json::error::exponent_overflow);
+    return 0;
+  }
+  FUZZ_CHECK(whole.is_object() && read.has_value());
+  const boost::json::object payload = std::move(*read);
   if (first.has_payload) FUZZ_CHECK(payload == whole.as_object().at("payload").as_object());
 
   outgoing_packet out;
