@@ -48,6 +48,20 @@ bool same_json(const boost::json::value& a, const boost::json::value& b) {
   return a == b;
 }
 
+// Whether v holds a NaN or an infinity (Boost.JSON reads 0e440 as NaN and would write it as NaN, which is not JSON).
+bool has_non_finite(const boost::json::value& v) {
+  if (v.is_double()) return !std::isfinite(v.get_double());
+  if (v.is_object()) {
+    for (const auto& kv : v.get_object())
+      if (has_non_finite(kv.value())) return true;
+  }
+  if (v.is_array()) {
+    for (const auto& x : v.get_array())
+      if (has_non_finite(x)) return true;
+  }
+  return false;
+}
+
 std::string opt(const std::optional<std::string_view>& v) { return v ? std::string(*v) : std::string(); }
 
 // Owning copy of a view: the views die with the decoder's next decode.
@@ -96,6 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(whole.is_object() && read.has_value());
   const boost::json::object payload = std::move(*read);
   if (first.has_payload) FUZZ_CHECK(same_json(payload, whole.as_object().at("payload")));
+
+  if (has_non_finite(payload)) return 0;  // the library limit noted in docs/fuzzing.md: no re-encoding to check
 
   outgoing_packet out;
   out.packet_id = first.packet_id;
