@@ -19,37 +19,6 @@ constexpr std::string_view uploads_path = "/files/uploads";
 constexpr std::string_view refs_prefix = "/files/refs/";
 constexpr std::string_view channel_header = "X-XAgent-Connector-Channel-ID";
 
-// One byte range of a file of `size` bytes (RFC 9110 §14.1.2). nullopt: no usable Range (malformed, several
-// ranges): send it all. first > last: not satisfiable.
-struct byte_range {
-  std::uint64_t first = 0, last = 0;
-  bool satisfiable() const { return first <= last; }
-};
-std::optional<byte_range> parse_range(std::string_view header, std::uint64_t size) {
-  constexpr std::string_view unit = "bytes=";
-  if (header.substr(0, unit.size()) != unit || header.find(',') != std::string_view::npos) return std::nullopt;
-  header.remove_prefix(unit.size());
-  auto dash = header.find('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  auto from = header.substr(0, dash), to = header.substr(dash + 1);
-  if (from.empty()) {  // the last n bytes
-    auto n = parse_u64(to);
-    if (!n) return std::nullopt;
-    if (*n == 0 || size == 0) return byte_range{1, 0};
-    return byte_range{size - std::min(*n, size), size - 1};
-  }
-  auto first = parse_u64(from);
-  if (!first) return std::nullopt;
-  std::uint64_t last = size == 0 ? 0 : size - 1;
-  if (!to.empty()) {
-    auto end = parse_u64(to);
-    if (!end || *end < *first) return std::nullopt;
-    last = std::min(*end, last);
-  }
-  if (*first >= size) return byte_range{1, 0};
-  return byte_range{*first, last};
-}
-
 // Content-Disposition with an ASCII fallback and the exact UTF-8 name (RFC 6266, RFC 8187).
 std::string content_disposition(std::string_view name) {
   std::string fallback, encoded;

@@ -64,7 +64,13 @@ void ws_session::dispatch(const packet_view& p) {
   }
   channel c;
   if ((h->needs == on_channel || h->needs == on_im_v2_channel) && !check_route(p, c)) return;
-  (this->*h->handle)(p, c, h->reads_payload ? payload_of(p) : json::object{});
+  json::object payload;
+  if (h->reads_payload) {
+    auto read = payload_of(p);
+    if (!read) return send_error(&p, "invalid_packet", "payload holds a number out of range");
+    payload = std::move(*read);
+  }
+  (this->*h->handle)(p, c, payload);
 }
 
 }  // namespace xconn

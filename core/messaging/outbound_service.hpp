@@ -123,7 +123,6 @@ class outbound_service {
   std::map<std::string, plugin_limits, std::less<>> limits_;  // by plugin
   std::map<std::string, counters, std::less<>> counters_;    // by plugin
   long long next_sweep_ = 0;
-  std::size_t pending_commits_ = 0;
 };
 
 }  // namespace xconn

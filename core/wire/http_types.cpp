@@ -3,6 +3,7 @@
 #include <boost/beast/http/rfc7230.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace xconn {
@@ -55,6 +56,31 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
   return v;
+}
+
+std::optional<byte_range> parse_range(std::string_view header, std::uint64_t size) {
+  constexpr std::string_view unit = "bytes=";
+  if (header.substr(0, unit.size()) != unit || header.find(',') != std::string_view::npos) return std::nullopt;
+  header.remove_prefix(unit.size());
+  auto dash = header.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  auto from = header.substr(0, dash), to = header.substr(dash + 1);
+  if (from.empty()) {  // the last n bytes
+    auto n = parse_u64(to);
+    if (!n) return std::nullopt;
+    if (*n == 0 || size == 0) return byte_range{1, 0};
+    return byte_range{size - std::min(*n, size), size - 1};
+  }
+  auto first = parse_u64(from);
+  if (!first) return std::nullopt;
+  std::uint64_t last = size == 0 ? 0 : size - 1;
+  if (!to.empty()) {
+    auto end = parse_u64(to);
+    if (!end || *end < *first) return std::nullopt;
+    last = std::min(*end, last);
+  }
+  if (*first >= size) return byte_range{1, 0};
+  return byte_range{*first, last};
 }
 
 connector_path split_connector_path(std::string_view target) {

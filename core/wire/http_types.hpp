@@ -37,4 +37,12 @@ std::string_view query_param(std::string_view target, std::string_view name);
 // Decimal digits only (at most 19), nothing else.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 
+// One byte range of a file of `size` bytes (RFC 9110 §14.1.2). nullopt: no usable Range (malformed, several
+// ranges): send it all. first > last: not satisfiable.
+struct byte_range {
+  std::uint64_t first = 0, last = 0;
+  bool satisfiable() const { return first <= last; }
+};
+std::optional<byte_range> parse_range(std::string_view header, std::uint64_t size);
+
 }  // namespace xconn

@@ -1,4 +1,5 @@
 #include "core/wire/packet.hpp"
+#include "core/wire/packet_payload.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -222,6 +223,27 @@ TEST(PacketDecode, DepthIsBounded) {
   EXPECT_EQ(refused(frame_with(ids + R"("error":{"code":"c","x":)" + nested(63, "[", "]") + "}")), too_deep);
   // Far deeper than any stack would take if recursion were unbounded.
   EXPECT_EQ(refused(frame_with(ids + R"("payload":{"a":)" + nested(200000, "[", "]") + "}")), too_deep);
+}
+
+// Found by fuzz/envelope_fuzz: the dispatch reads every accepted payload with payload_of(), which threw (Boost.JSON's
+// default depth is 32) for a payload the decoder let through, and nothing caught it on the I/O thread.
+TEST(PacketDecode, EveryAcceptedPayloadIsReadable) {
+  const std::string ids = R"("packet_id":"p","type":"chat.message",)";
+  for (int levels : {31, 32, 33, 63}) {
+    const result r = decode(frame_with(ids + R"("payload":)" + nested(levels, R"({"a":)", "}")));
+    ASSERT_TRUE(r.view) << levels << ": " << r.error.message;
+    std::optional<boost::json::object> payload;
+    ASSERT_NO_THROW(payload = payload_of(*r.view)) << levels;
+    ASSERT_TRUE(payload) << levels;
+    EXPECT_TRUE(payload->contains("a")) << levels;
+  }
+  // Found by fuzz/payload_fuzz: simdjson takes an exponent of many digits that Boost.JSON refuses ("exponent
+  // overflow"); payload_of says so instead of throwing.
+  const result big = decode(frame_with(ids + R"("payload":{"n":1e-4242222222222222222222222})"));
+  ASSERT_TRUE(big.view) << big.error.message;
+  std::optional<boost::json::object> payload;
+  ASSERT_NO_THROW(payload = payload_of(*big.view));
+  EXPECT_FALSE(payload);
 }
 
 TEST(PacketDecode, FourMebibyteFrame) {
