@@ -6,7 +6,8 @@
 # message_id (a repeat answers duplicate), a side-effect tool answered from its record on a repeat, every
 # uploaded file intact by sha256, no expiry clock reset. Prints the counts; exits non-zero on any violation.
 #
-# usage: tools/chaos.sh [N]       (CI runs N=10)
+# usage: tools/chaos.sh [N]       (CI runs N=10; CHAOS_KEEP=1 keeps build/chaos.*/ with the journal even on success,
+#                                 and build/bin/xconn-chaos audit --journal FILE checks a kept journal again)
 # Every wait is bounded: the daemon's start (20 s), each load epoch (its kill comes 0.05-2.5 s in; the driver
 # stops by itself after 30 s), the verification (the driver's own deadlines).
 set -euo pipefail
@@ -34,7 +35,7 @@ cleanup() {
   [ -n "$load_pid" ] && kill -9 "$load_pid" 2> /dev/null || true
   [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null || true
   wait 2> /dev/null || true
-  if ((rc == 0)); then rm -rf "$work"; else echo "chaos: kept $work (journal, consoles, store)" >&2; fi
+  if ((rc == 0)) && [ -z "${CHAOS_KEEP:-}" ]; then rm -rf "$work"; else echo "chaos: kept $work (journal, consoles, store)" >&2; fi
 }
 trap cleanup EXIT
 

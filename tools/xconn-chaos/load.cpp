@@ -51,7 +51,7 @@ class load_epoch {
         rng_(o.seed) {
     s_.on_delivery = [this](const delivery& d) {
       if (pick(100) < 75) s_.ack(d.channel, d.message_id);
-      else held_.push_back({d, iteration_ + 1 + pick(8)});
+      else held_.push_back({d, iteration_ + 1 + pick(40)});
     };
     s_.on_final_answer = [this](const std::string& id, const std::string& status) {
       if (status == "accepted") w_.finals_accepted.push_back(id);

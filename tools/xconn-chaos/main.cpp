@@ -3,6 +3,9 @@
 //   xconn-chaos setup  --port P --key-file F --journal J [--channels N]
 //   xconn-chaos load   --port P --key-file F --journal J [--seed S] [--seconds T]
 //   xconn-chaos verify --port P --key-file F --journal J
+//   xconn-chaos audit  --journal J        (the checks of verify again, on a journal kept from an earlier run)
+#include "audit.hpp"
+#include "journal.hpp"
 #include "load.hpp"
 #include "verify.hpp"
 
@@ -15,7 +18,7 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: xconn-chaos setup|load|verify --port P --key-file F --journal J [--channels N] [--seed S] "
+               "usage: xconn-chaos setup|load|verify|audit --port P --key-file F --journal J [--channels N] [--seed S] "
                "[--seconds T]\n");
   return 2;
 }
@@ -41,6 +44,16 @@ int main(int argc, char** argv) {
     if (argc % 2 != 0) return usage();
   } catch (const std::exception&) {
     return usage();
+  }
+  if (mode == "audit") {
+    if (o.journal_path.empty()) return usage();
+    auto entries = xconn::chaos::journal::read(o.journal_path);
+    int verify_epoch = xconn::chaos::journal::last_epoch(entries) + 1;
+    for (const auto& e : entries)
+      if (e.kind == "verify") verify_epoch = e.epoch;
+    auto report = xconn::chaos::audit(entries, verify_epoch);
+    xconn::chaos::print(report);
+    return report.violations() == 0 ? 0 : 1;
   }
   std::ifstream in(key_file);
   std::getline(in, o.daemon.key);
