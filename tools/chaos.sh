@@ -32,7 +32,7 @@ daemon_pid=""
 load_pid=""
 cleanup() {
   local rc=$?
-  [ -n "$load_pid" ] && kill -9 "$load_pid" 2> /dev/null || true
+  [ -n "$load_pid" ] && kill "$load_pid" 2> /dev/null || true  # timeout passes TERM on to the driver
   [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null || true
   wait 2> /dev/null || true
   if ((rc == 0)) && [ -z "${CHAOS_KEEP:-}" ]; then rm -rf "$work"; else echo "chaos: kept $work (journal, consoles, store)" >&2; fi

@@ -100,14 +100,15 @@ pids+=("$!")
 ) &
 pids+=("$!")
 
-echo "seconds,rss_kib,fds,store_file_bytes,store_disk_bytes,reloads" > "$out/samples.csv"
+echo "seconds,rss_kib,fds,store_file_bytes,store_disk_bytes,reloads,rss_anon_kib" > "$out/samples.csv"
 sample() {
-  local rss fds file disk
+  local rss anon fds file disk
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$xconnd_pid/status")
+  anon=$(awk '/^RssAnon:/ {print $2}' "/proc/$xconnd_pid/status")
   fds=$(find "/proc/$xconnd_pid/fd" -mindepth 1 -maxdepth 1 2> /dev/null | wc -l)
   file=$(stat -c %s "$out/store/data.mdb")
   disk=$(($(stat -c %b "$out/store/data.mdb") * $(stat -c %B "$out/store/data.mdb")))
-  echo "$1,$rss,$fds,$file,$disk,$reloads" >> "$out/samples.csv"
+  echo "$1,$rss,$fds,$file,$disk,$reloads,$anon" >> "$out/samples.csv"
 }
 reloads=0
 reload_failures=0
@@ -142,19 +143,21 @@ fi
 {
   echo "soak: $minutes min, $rate ops/s mixed on 64 sockets, $(cat "$out/churns.txt" 2> /dev/null || echo 0) churns of 4 sockets," \
     "$reloads reloads ($reload_failures failed)"
-  awk -F, 'NR > 1 { t[n] = $1; r[n] = $2; f[n] = $3; s[n] = $4; d[n] = $5; n++ }
+  awk -F, 'NR > 1 { i = n++; t[i] = $1; r[i] = $2; f[i] = $3; s[i] = $4; d[i] = $5; a[i] = $7 }
     END {
       if (n == 0) { print "no samples"; exit }
-      for (i = 0; i < n; i++) { if (r[i] > mr) mr = r[i]; if (f[i] > mf) mf = f[i]; if (s[i] > ms) ms = s[i]; if (d[i] > md) md = d[i] }
+      for (i = 0; i < n; i++) { if (a[i] > ma) ma = a[i]; if (r[i] > mr) mr = r[i]; if (f[i] > mf) mf = f[i]; if (s[i] > ms) ms = s[i]; if (d[i] > md) md = d[i] }
       printf "RSS MiB first %.1f last %.1f max %.1f\n", r[0] / 1024, r[n-1] / 1024, mr / 1024
+      printf "  of which anonymous (heap) MiB first %.1f last %.1f max %.1f; the rest is the store mapped\n", a[0] / 1024, a[n-1] / 1024, ma / 1024
       printf "open fds first %d last %d max %d\n", f[0], f[n-1], mf
       printf "data.mdb MiB first %.1f last %.1f max %.1f (on disk: first %.1f last %.1f max %.1f)\n",
         s[0] / 1048576, s[n-1] / 1048576, ms / 1048576, d[0] / 1048576, d[n-1] / 1048576, md / 1048576
       # least squares over the second half: RSS KiB against minutes
       h = int(n / 2); m = n - h
-      for (i = h; i < n; i++) { x = t[i] / 60; y = r[i]; sx += x; sy += y; sxx += x * x; sxy += x * y }
+      for (i = h; i < n; i++) { x = t[i] / 60; sx += x; sxx += x * x; sy += r[i]; sxy += x * r[i]; sa += a[i]; sxa += x * a[i] }
       den = m * sxx - sx * sx
-      if (m >= 2 && den != 0) printf "RSS slope over the second half: %+.1f KiB/min\n", (m * sxy - sx * sy) / den
+      if (m >= 2 && den != 0) printf "RSS slope over the second half: %+.1f KiB/min (anonymous: %+.1f KiB/min)\n",
+        (m * sxy - sx * sy) / den, (m * sxa - sx * sa) / den
     }' "$out/samples.csv"
   for f in "$out"/load-*.txt; do [ -f "$f" ] && { echo "steady load ($(basename "$f")):"; tail -12 "$f"; }; done
   [ -f "$out/churn-failures.txt" ] && echo "churn failures: $(wc -l < "$out/churn-failures.txt")"
