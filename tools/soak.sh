@@ -8,9 +8,10 @@
 # usage: tools/soak.sh MINUTES [RATE]
 #   RATE: operations per second of the steady load, `mixed` on 64 sockets; default 3476, half of what mixed
 #   reached at 64 sockets in docs/bench.md's latest run (6,952/s). Churn: 4 more sockets, each with a new
-#   connector and channel, opened, used and closed every few seconds. Records kept for a window (completed
-#   finals, tool idempotency records, an offline connector's lease) are kept 2 minutes here instead of a day,
-#   so that the run reaches its steady state: with the defaults the store grows by design for a day.
+#   connector and channel, opened, used and closed every few seconds. Records kept for a window (the inbound
+#   msg_id window, completed finals, tool idempotency records, an offline connector's lease) are kept 2 minutes
+#   here instead of an hour or a day, so that the run reaches its steady state within minutes: with the defaults
+#   memory and store grow by design until the longest window has passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,11 +33,14 @@ out=out/soak-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out/plugins"
 pids=()
 cleanup() {
+  # The load loops' own children (an xconn-load run) first, then the loops and xconnd.
+  for p in "${pids[@]}"; do pkill -TERM -P "$p" 2> /dev/null || true; done
   for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
   wait 2> /dev/null || true
   rm -rf "$out/store" "$out/plugins"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 cp "$build/plugins/echo.so" "$out/plugins/"
 key="xck_soak_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
@@ -49,7 +53,7 @@ server:
   io_threads: $threads
 store:
   path: "$out/store"
-  map_size_bytes: 268435456
+  map_size_bytes: 1073741824
 plugins:
   dir: "$out/plugins"
   watch: false
@@ -58,6 +62,7 @@ plugins:
 leases:
   connector_offline_s: 120
 delivery:
+  expiry_s: 120
   completed_ids_s: 120
 tools:
   idempotency_s: 120
