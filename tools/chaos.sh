@@ -97,7 +97,7 @@ for ((i = 1; i <= kills; i++)); do
     exit 1
   fi
   load_pid=""
-  ((i % 10 == 0)) && echo "chaos: $i/$kills kills ($((SECONDS - started)) s)"
+  if ((i % 10 == 0)); then echo "chaos: $i/$kills kills ($((SECONDS - started)) s)"; fi
 done
 
 start_daemon
