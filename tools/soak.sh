@@ -5,7 +5,7 @@
 # out/soak-<time>/samples.csv, plots them (soak.png, gnuplot) and ends with first/last/max of each and the
 # slope of RSS per minute over the second half (summary.txt).
 #
-# usage: tools/soak.sh MINUTES [RATE]
+# usage: [SOAK_RELOAD_S=60] tools/soak.sh MINUTES [RATE]
 #   RATE: operations per second of the steady load, `mixed` on 64 sockets; default 3476, half of what mixed
 #   reached at 64 sockets in docs/bench.md's latest run (6,952/s). Churn: 4 more sockets, each with a new
 #   connector and channel, opened, used and closed every few seconds. Records kept for a window (the inbound
@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 
 minutes=${1:-}
 rate=${2:-3476}
-if ! [[ $minutes =~ ^[0-9]+$ ]] || ((minutes < 1 || minutes > 1440)) || ! [[ $rate =~ ^[0-9]+$ ]] || ((rate < 1)); then
+reload_every=${SOAK_RELOAD_S:-60}  # seconds between plugin reloads; 0: none (to tell their effect from the rest)
+if ! [[ $minutes =~ ^[0-9]+$ ]] || ((minutes < 1 || minutes > 1440)) || ! [[ $rate =~ ^[0-9]+$ ]] || ((rate < 1)) ||
+  ! [[ $reload_every =~ ^[0-9]+$ ]]; then
   echo "usage: tools/soak.sh MINUTES [RATE]   (1..1440 minutes; RATE ops/s, default 3476)" >&2
   exit 2
 fi
@@ -119,22 +121,22 @@ reloads=0
 reload_failures=0
 start=$SECONDS
 next=$start
-next_reload=60
+next_reload=$reload_every
 echo "soak: $minutes min at $rate ops/s (mixed, 64 sockets) against xconnd on $server; samples in $out"
 while :; do
   now=$((SECONDS - start))
   kill -0 "$xconnd_pid" 2> /dev/null || { echo "soak.sh: xconnd died at ${now} s" >&2; exit 1; }
-  if ((now >= next_reload)); then
-    next_reload=$((next_reload + 60))
+  if ((reload_every > 0 && now >= next_reload)); then
+    next_reload=$((next_reload + reload_every))
     code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 -X POST -H "Authorization: Bearer $key" \
       "http://$server/connectors/echo/reload" || true)
     if [ "$code" = 202 ]; then reloads=$((reloads + 1)); else reload_failures=$((reload_failures + 1)); fi
   fi
   sample "$now"
-  ((SECONDS >= end)) && break
+  if ((SECONDS >= end)); then break; fi
   next=$((next + 10))
   # Pacing, not synchronisation: the next sample is due at a fixed time.
-  ((next > SECONDS)) && sleep $((next - SECONDS))
+  if ((next > SECONDS)); then sleep $((next - SECONDS)); fi
 done
 
 wait "${pids[1]}" "${pids[2]}" 2> /dev/null || true
