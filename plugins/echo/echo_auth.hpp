@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,21 +67,34 @@ struct auth_answer {
 
 using auth_outcome = std::variant<auth_answer, xconn::sdk::error>;
 
-// "echo-" + the first 6 hex digits of sha256(token): tells two tokens apart without revealing either.
-inline std::string token_account_hint(std::string_view token) { return "echo-" + sha256_hex(token).substr(0, 6); }
+// "echo-" + the first 6 hex digits of an HMAC of the token keyed by a secret of the store (identity_key): tells two
+// tokens apart without revealing either, and gives no bare hash anyone could check a guessed token against.
+inline std::string token_account_hint(std::string_view identity_key, std::string_view token) {
+  return "echo-" + hmac_sha256_hex(identity_key, "hint\n" + std::string(token)).substr(0, 6);
+}
 
 // The shared consumer of every channel signed in with the token ("Channels with the same token share one shared
-// consumer"): "token-" + the first 16 hex digits of sha256(token). It names the credential for the host's counts
-// and logs without being it. A QR sign-in holds no consumer: echo's QR identity is the channel's own, with no
+// consumer"): "token-" + 16 hex digits of another HMAC of it. It names the credential for the host's counts and
+// logs without being it. A QR sign-in holds no consumer: echo's QR identity is the channel's own, with no
 // credential another channel could share, so a reference count on it would always be 1 and say nothing.
-inline std::string token_consumer_key(std::string_view token) { return "token-" + sha256_hex(token).substr(0, 16); }
+inline std::string token_consumer_key(std::string_view identity_key, std::string_view token) {
+  return "token-" + hmac_sha256_hex(identity_key, "consumer\n" + std::string(token)).substr(0, 16);
+}
 
 class auth_flows {
  public:
   using clock_fn = std::function<std::int64_t()>;  // now, in unix milliseconds
   using random_fn = std::function<std::string()>;  // an unguessable token, for the QR code
 
-  auth_flows(clock_fn now_ms, random_fn random) : now_ms_(std::move(now_ms)), random_(std::move(random)) {}
+  // Until set_identity_key, a key of this run alone (hints and consumer keys then change with every start).
+  auth_flows(clock_fn now_ms, random_fn random)
+      : now_ms_(std::move(now_ms)), random_(std::move(random)), identity_key_(run_key()) {}
+
+  // The secret the token's hint and consumer key are keyed by: kept in the store, the same after a restart.
+  void set_identity_key(std::string key) {
+    std::lock_guard lock(mutex_);
+    identity_key_ = std::move(key);
+  }
 
   // input_json is the form input (the host has checked it against the card); a QR flow ignores it.
   auth_outcome start(std::string_view channel, std::string_view flow_id, std::string_view session_id,
@@ -165,7 +179,7 @@ class auth_flows {
     bool authenticated = false;
   };
 
-  // Nothing of the token leaves this function but its hash prefix: not in an answer, an error or a log line.
+  // Nothing of the token leaves this function but keyed digests of it: not in an answer, an error or a log line.
   auth_outcome sign_in_with_token(std::string_view channel, std::string_view input_json) {
     boost::json::error_code ec;
     boost::json::value input = boost::json::parse(input_json, ec);
@@ -176,9 +190,9 @@ class auth_flows {
     if (token->as_string() == "invalid") {
       return xconn::sdk::error{"invalid_credentials", "Echo refused the token.", false};
     }
-    auth_binding binding{std::string(display_name), token_account_hint(token->as_string())};
-    std::string consumer = token_consumer_key(token->as_string());
     std::lock_guard lock(mutex_);
+    auth_binding binding{std::string(display_name), token_account_hint(identity_key_, token->as_string())};
+    std::string consumer = token_consumer_key(identity_key_, token->as_string());
     logins_[std::string(channel)] = binding;
     auth_answer signed_in = authenticated(std::move(binding));
     signed_in.consumer_key = std::move(consumer);
@@ -202,8 +216,17 @@ class auth_flows {
     return {"authenticated", "", std::nullopt, std::nullopt, "Signed in to Echo.", std::move(binding)};
   }
 
+  // 32 bytes from the system's random source (as hex): the key until set_identity_key.
+  static std::string run_key() {
+    std::random_device source;
+    std::string key;
+    for (int i = 0; i < 8; ++i) key += hmac_sha256_hex("run", std::to_string(source())).substr(0, 8);
+    return key;
+  }
+
   clock_fn now_ms_;
   random_fn random_;
+  std::string identity_key_;  // guarded by mutex_
   mutable std::mutex mutex_;
   std::map<std::string, qr_session, std::less<>> qr_sessions_;  // by the host's auth_session_id
   std::map<std::string, auth_binding, std::less<>> logins_;     // by connector_channel_id

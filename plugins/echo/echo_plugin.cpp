@@ -73,10 +73,26 @@ class echo_plugin final : public xconn::sdk::plugin {
         auth_(unix_now_ms, random_token) {}
 
   void start(completion done) override {
+    auth_.set_identity_key(identity_key());
     sleeps_.start();
     host_.info("echo started");
     host_.report_health(XCONN_HEALTH_HEALTHY);
     done.ok();
+  }
+
+  // The secret sign-in hints are keyed by, kept in the plugin's key-value store (made on the first start). Without a
+  // store (an older host) or when it cannot be kept, one of this run alone: hints then differ after a restart.
+  std::string identity_key() {
+    auto made = random_token() + random_token();
+#if XCONN_PLUGIN_API_MINOR >= 3  // echo is also built against the 1.2 headers (a test fixture): no store there
+    if (!host_.has_kv()) return made;
+    if (auto kept = host_.kv_get("identity_key"); kept && kept->size() >= 32) return *kept;
+    // Not waited for: the answer may need this plugin's own threads. A sign-in before the commit uses the key too.
+    host_.kv_write(xconn::sdk::kv_batch().put("identity_key", made), [host = host_](xconn::sdk::kv_result r) {
+      if (!r.ok) host.warn("echo: the sign-in hint key could not be kept; hints will differ after a restart");
+    });
+#endif
+    return made;
   }
 
   // Every consumer stops with the plugin; the host keeps the channels' references for the next start.

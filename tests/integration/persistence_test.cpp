@@ -36,13 +36,16 @@ json::object send_message(dp_client& c, const std::string& channel, const std::s
 TEST(persistence, an_authenticated_channel_survives_a_restart_and_stays_persistent_after_logout) {
   server_fixture server;
   server.start();
-  std::string connector_id, channel, temporary;
+  std::string connector_id, channel, temporary, hint;
   {
     auto c = dp_client::connect(server.port(), server.key());
     ASSERT_TRUE(c);
     connector_id = c->connector_id();
     channel = c->open_authenticated("tok-persist-1");
     ASSERT_FALSE(channel.empty());
+    auto d = c->get_descriptor(channel);
+    ASSERT_TRUE(d);
+    hint = text_of(descriptor_in(*d)["target"].as_object(), "account_hint");  // keyed by the store: kept
     temporary = c->open();  // never signed in: memory only
     ASSERT_FALSE(temporary.empty());
   }
@@ -56,7 +59,7 @@ TEST(persistence, an_authenticated_channel_survives_a_restart_and_stays_persiste
   ASSERT_TRUE(ack);
   EXPECT_EQ(ack->at("connector_channel_id"), json::value(channel));
   expect_descriptor(payload_of(*ack)["connection_descriptor"],
-                    signed_in_descriptor(channel, connector_id, both_profiles, "echo-202f2e"),
+                    signed_in_descriptor(channel, connector_id, both_profiles, hint),
                     c->card(), "reopened after restart");
   auto tool = c->invoke(channel, "echo_reverse", {{"text", "abc"}});
   ASSERT_TRUE(tool);

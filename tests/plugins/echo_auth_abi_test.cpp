@@ -78,11 +78,16 @@ TEST_F(EchoAuthAbi, TokenSignsInWithAHashHintAndNothingOfTheToken) {
   const std::string secret = "planted-secret-4711";  // sha256 000d2bc626104e90...
   test_call& call = auth_start("ch-1", "echo_token", "auth_1", R"({"token":")" + secret + "\"}");
   json::object answer = expect_status(call, "authenticated");
-  EXPECT_EQ(answer.at("binding"), json::parse(R"({"display_name":"Echo user","account_hint":"echo-000d2b"})"));
+  // This host keeps no plugin state, so the hint's key is the run's own: its form is known, not its value.
+  auto hint = std::string(answer.at("binding").at("account_hint").as_string());
+  EXPECT_TRUE(std::regex_match(hint, std::regex("echo-[0-9a-f]{6}"))) << hint;
+  EXPECT_NE(hint, "echo-000d2b") << "no bare hash of the token";
+  EXPECT_EQ(answer.at("binding").at("display_name"), "Echo user");
   EXPECT_EQ(call.json.find(secret), std::string::npos) << call.json;
 
   json::object abc = expect_status(auth_start("ch-2", "echo_token", "auth_2", R"({"token":"abc"})"), "authenticated");
-  EXPECT_EQ(abc.at("binding").at("account_hint").as_string(), "echo-ba7816");  // sha256("abc") = ba7816bf...
+  EXPECT_NE(abc.at("binding").at("account_hint").as_string(), "echo-ba7816");  // sha256("abc") = ba7816bf...
+  EXPECT_NE(abc.at("binding").at("account_hint"), answer.at("binding").at("account_hint"));
 
   for (const std::string& line : host_.log_lines()) EXPECT_EQ(line.find(secret), std::string::npos) << line;
 }
@@ -139,7 +144,8 @@ TEST_F(EchoAuthAbi, CancelDropsTheSession) {
 }
 
 TEST_F(EchoAuthAbi, LogoutEndsTheChannelsSessionsAndIsIdempotent) {
-  expect_status(auth_start("ch-1", "echo_token", "auth_t", R"({"token":"abc"})"), "authenticated");
+  auto signed_in = expect_status(auth_start("ch-1", "echo_token", "auth_t", R"({"token":"abc"})"), "authenticated");
+  auto hint = std::string(signed_in.at("binding").at("account_hint").as_string());
   expect_status(auth_start("ch-1", "echo_qr_login", "auth_q"), "pending");
   expect_status(auth_start("ch-2", "echo_qr_login", "auth_r"), "pending");
   expect_empty_ok(auth_logout("ch-1"));
@@ -149,7 +155,7 @@ TEST_F(EchoAuthAbi, LogoutEndsTheChannelsSessionsAndIsIdempotent) {
   expect_empty_ok(auth_logout("ch-never"));
 
   std::vector<std::string> logs = host_.log_lines();
-  EXPECT_NE(std::find(logs.begin(), logs.end(), "channel ch-1 signed in with echo_token as echo-ba7816"), logs.end());
+  EXPECT_NE(std::find(logs.begin(), logs.end(), "channel ch-1 signed in with echo_token as " + hint), logs.end());
   EXPECT_NE(std::find(logs.begin(), logs.end(), "channel ch-1 signed out"), logs.end());
 }
 

@@ -36,6 +36,7 @@ class EchoAuth : public ::testing::Test {
   std::int64_t now_ = t0;
   int issued_ = 0;
   auth_flows flows_;
+  bool keyed_ = (flows_.set_identity_key("store-secret"), true);  // hints the same in every test
 };
 
 // By value: the outcome is usually a temporary.
@@ -59,17 +60,24 @@ std::string wire(const auth_outcome& outcome) {
 
 // ---- echo_token ----
 
-TEST_F(EchoAuth, HintIsTheFirstSixHexDigitsOfTheTokensSha256) {
-  // FIPS 180-2's test vector: sha256("abc") = ba7816bf 8f01cfea ...
+TEST_F(EchoAuth, HintIsAnHmacOfTheTokenKeyedByTheStoresSecretNeverABareHash) {
+  // FIPS 180-2's and RFC 4231's test vectors.
   EXPECT_EQ(echo::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(echo::token_account_hint("abc"), "echo-ba7816");
+  EXPECT_EQ(echo::hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  const std::string hint = "echo-" + echo::hmac_sha256_hex("store-secret", "hint\nabc").substr(0, 6);
+  EXPECT_EQ(echo::token_account_hint("store-secret", "abc"), hint);
+  EXPECT_NE(echo::token_account_hint("another-secret", "abc"), hint) << "another store, another hint";
+  EXPECT_NE(hint, "echo-ba7816") << "not the bare sha256 anyone could check a guess against";
+  EXPECT_NE(echo::token_consumer_key("store-secret", "abc").substr(6, 6), hint.substr(5))
+      << "the consumer key is another digest";
 
   auth_answer answer = answer_of(token(R"({"token":"abc"})"));
   EXPECT_EQ(answer.status, "authenticated");
-  EXPECT_EQ(answer.binding, (auth_binding{"Echo user", "echo-ba7816"}));
+  EXPECT_EQ(answer.binding, (auth_binding{"Echo user", hint}));
   EXPECT_EQ(json::parse(answer.to_json()).at("binding"),
-            json::parse(R"({"display_name":"Echo user","account_hint":"echo-ba7816"})"));
-  EXPECT_EQ(flows_.login_of("cch_a"), (auth_binding{"Echo user", "echo-ba7816"}));
+            json::parse(R"({"display_name":"Echo user","account_hint":")" + hint + R"("})"));
+  EXPECT_EQ(flows_.login_of("cch_a"), (auth_binding{"Echo user", hint}));
   EXPECT_EQ(flows_.login_of("cch_b"), std::nullopt);
   EXPECT_EQ(flows_.qr_session_count(), 0u) << "a form sign-in keeps no session";
 }
@@ -86,7 +94,7 @@ TEST_F(EchoAuth, TheTokenInvalidIsRefused) {
 TEST_F(EchoAuth, ARefusedTokenKeepsAnEarlierLogin) {
   answer_of(token(R"({"token":"abc"})"));
   error_of(token(R"({"token":"invalid"})"));
-  EXPECT_EQ(flows_.login_of("cch_a")->account_hint, "echo-ba7816");
+  EXPECT_EQ(flows_.login_of("cch_a")->account_hint, echo::token_account_hint("store-secret", "abc"));
 }
 
 TEST_F(EchoAuth, MissingOrEmptyTokenIsInvalidInput) {
@@ -211,7 +219,7 @@ TEST_F(EchoAuth, CancelDropsTheSessionOnly) {
   flows_.cancel("cch_a", "auth_q");
   EXPECT_EQ(flows_.qr_session_count(), 0u);
   EXPECT_EQ(error_of(poll()).code, "auth_session_not_found");
-  EXPECT_EQ(flows_.login_of("cch_a")->account_hint, "echo-ba7816") << "cancel never signs out";
+  EXPECT_EQ(flows_.login_of("cch_a")->account_hint, echo::token_account_hint("store-secret", "abc")) << "cancel never signs out";
   flows_.cancel("cch_a", "auth_q");  // again: nothing happens
 }
 
@@ -224,7 +232,8 @@ TEST_F(EchoAuth, LogoutClearsTheLoginAndRunningSessions) {
   flows_.logout("cch_a");
   EXPECT_EQ(flows_.login_of("cch_a"), std::nullopt);
   EXPECT_EQ(error_of(poll("auth_a", false, "cch_a")).code, "auth_session_not_found");
-  EXPECT_EQ(flows_.login_of("cch_b")->account_hint, "echo-ba7816") << "another channel keeps its login";
+  EXPECT_EQ(flows_.login_of("cch_b")->account_hint, echo::token_account_hint("store-secret", "abc"))
+      << "another channel keeps its login";
   EXPECT_EQ(answer_of(poll("auth_b", false, "cch_b")).status, "scanned");
 
   flows_.logout("cch_a");  // idempotent

@@ -1,5 +1,6 @@
 // echo's shared consumers through the C ABI alone (plugin-contract.md: "Channels with the same token share one
-// shared consumer"): a token sign-in acquires "token-" + 16 hex of the token's sha256, a new sign-in or a logout
+// shared consumer"): a token sign-in acquires "token-" + 16 hex of an HMAC of the token keyed by the secret echo
+// keeps in its key-value store (seeded here), a new sign-in or a logout
 // releases it, the consumer starts with the first reference and stops when the host says so. The test host counts
 // references per (channel, key) as the host's registry does; the test plays the host's part of calling
 // on_consumer_stop.
@@ -24,11 +25,13 @@ using xconn::test::c_str;
 using xconn::test::consumer_call;
 using xconn::test::test_call;
 
-std::string key_of(std::string_view token) { return "token-" + echo::sha256_hex(token).substr(0, 16); }
+const std::string identity_key = "consumer-test-identity-key-0123456789";
+std::string key_of(std::string_view token) { return echo::token_consumer_key(identity_key, token); }
 
 class EchoConsumers : public xconn::test::plugin_test {
  protected:
   void SetUp() override {
+    host_.set_kv("identity_key", identity_key);  // what echo made on its first start
     load(xconn::test::plugin_dir() / "echo.so");
     if (HasFatalFailure()) return;
     test_call& start = start_call();
@@ -104,10 +107,24 @@ class EchoConsumers : public xconn::test::plugin_test {
   }
 };
 
-TEST_F(EchoConsumers, TheKeyIsTokenAndSixteenHexOfTheTokensSha256) {
-  signed_in("ch-1", "abc");  // sha256("abc") = ba7816bf8f01cfea...
-  expect_calls({acquired("ch-1", "token-ba7816bf8f01cfea", 1)});
-  EXPECT_EQ(key_of("abc"), "token-ba7816bf8f01cfea");
+TEST_F(EchoConsumers, TheKeyIsTokenAndSixteenHexOfAnHmacOfTheTokenNeverItsBareSha256) {
+  signed_in("ch-1", "abc");
+  auto expected = "token-" + echo::hmac_sha256_hex(identity_key, "consumer\nabc").substr(0, 16);
+  expect_calls({acquired("ch-1", expected, 1)});
+  EXPECT_NE(expected, "token-ba7816bf8f01cfea");  // sha256("abc") = ba7816bf8f01cfea...
+}
+
+// On its first start echo makes the key and keeps it: the same tokens give the same keys after a restart.
+class EchoIdentityKey : public xconn::test::plugin_test {};
+
+TEST_F(EchoIdentityKey, MadeOnTheFirstStartAndKeptInTheKeyValueStore) {
+  EXPECT_TRUE(host_.kv().empty());
+  load(xconn::test::plugin_dir() / "echo.so");
+  test_call& start = start_call();
+  ASSERT_TRUE(host_.wait(start));
+  auto kv = host_.kv();
+  ASSERT_TRUE(kv.contains("identity_key"));
+  EXPECT_GE(kv["identity_key"].size(), 32u);
 }
 
 TEST_F(EchoConsumers, TwoChannelsWithTheSameTokenShareOneConsumer) {

@@ -67,6 +67,54 @@ void test_host::complete(xconn_call* c, xconn_status status, xconn_str result) {
   call->host->completed_.notify_all();
 }
 
+int64_t test_host::kv_get(void* ctx, xconn_str key, void* buffer, size_t capacity) {
+  auto* self = static_cast<test_host*>(ctx);
+  std::lock_guard lock(self->mutex_);
+  auto it = self->kv_.find(std::string(view(key)));
+  if (it == self->kv_.end()) return -1;
+  std::memcpy(buffer, it->second.data(), std::min(capacity, it->second.size()));
+  return static_cast<int64_t>(it->second.size());
+}
+
+size_t test_host::kv_scan(void* ctx, xconn_str prefix, xconn_kv_visit visit, void* user) {
+  auto* self = static_cast<test_host*>(ctx);
+  std::map<std::string, std::string> copy;
+  {
+    std::lock_guard lock(self->mutex_);
+    copy = self->kv_;
+  }
+  size_t visited = 0;
+  for (const auto& [key, value] : copy) {
+    if (!key.starts_with(view(prefix))) continue;
+    ++visited;
+    if (!visit(user, {key.data(), key.size()}, {value.data(), value.size()})) break;
+  }
+  return visited;
+}
+
+void test_host::apply_kv(const xconn_kv_op* ops, size_t count) {
+  std::lock_guard lock(mutex_);
+  const auto* at = reinterpret_cast<const char*>(ops);
+  for (size_t i = 0; i < count; ++i, at += ops[0].struct_size) {
+    const auto* op = reinterpret_cast<const xconn_kv_op*>(at);
+    if (op->erase)
+      kv_.erase(std::string(view(op->key)));
+    else
+      kv_[std::string(view(op->key))] = std::string(view(op->value));
+  }
+}
+
+void test_host::kv_write(void* ctx, const xconn_kv_op* ops, size_t count, xconn_kv_done done, void* user) {
+  static_cast<test_host*>(ctx)->apply_kv(ops, count);
+  if (done) done(user, XCONN_STATUS_OK, {}, {});
+}
+
+void test_host::emit_with(void* ctx, xconn_str channel, xconn_str message, const xconn_kv_op* ops, size_t count,
+                          xconn_emit_done done, void* user) {
+  static_cast<test_host*>(ctx)->apply_kv(ops, count);
+  emit(ctx, channel, message, done, user);
+}
+
 void test_host::emit(void* ctx, xconn_str channel, xconn_str message, xconn_emit_done done, void* user) {
   auto* self = static_cast<test_host*>(ctx);
   pending p{done, user, {}};

@@ -122,8 +122,8 @@ class test_host {
   explicit test_host(std::chrono::milliseconds wait_deadline = std::chrono::seconds(10))
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
              &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read,
-             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,    // no 1.3 services
-             nullptr},                                                                  // nor 1.4's
+             &kv_get, &kv_scan, &kv_write, &emit_with,                     // 1.3: a key-value store in memory
+             nullptr, nullptr, nullptr, nullptr, nullptr},                 // no other 1.3 service, nor 1.4's
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
@@ -248,6 +248,15 @@ class test_host {
     std::lock_guard lock(mutex_);
     return files_;
   }
+  // The plugin's key-value store (in memory), to seed before the plugin starts or to read after.
+  std::map<std::string, std::string> kv() const {
+    std::lock_guard lock(mutex_);
+    return kv_;
+  }
+  void set_kv(const std::string& key, const std::string& value) {
+    std::lock_guard lock(mutex_);
+    kv_[key] = value;
+  }
 
  private:
   static xconn_file_upload* file_begin(void* ctx, xconn_str channel, xconn_str filename, xconn_str mime);
@@ -257,6 +266,12 @@ class test_host {
                            size_t capacity);
 
   static void consumer_release(void* ctx, xconn_str channel, xconn_str key);
+  static int64_t kv_get(void* ctx, xconn_str key, void* buffer, size_t capacity);
+  static size_t kv_scan(void* ctx, xconn_str prefix, xconn_kv_visit visit, void* user);
+  static void kv_write(void* ctx, const xconn_kv_op* ops, size_t count, xconn_kv_done done, void* user);
+  static void emit_with(void* ctx, xconn_str channel, xconn_str message, const xconn_kv_op* ops, size_t count,
+                        xconn_emit_done done, void* user);
+  void apply_kv(const xconn_kv_op* ops, size_t count);
 
   xconn_host_api api_;
   std::chrono::milliseconds wait_deadline_;
@@ -266,6 +281,7 @@ class test_host {
   };
   mutable std::mutex mutex_;
   std::map<std::string, stored_test_file> files_;  // by file_ref
+  std::map<std::string, std::string> kv_;
   std::condition_variable completed_;
   std::deque<test_call> calls_;  // a deque keeps the addresses the plugins hold
   std::vector<std::pair<xconn_log_level, std::string>> logs_;
