@@ -138,7 +138,10 @@ TEST_F(leases, channels_with_one_token_share_one_consumer_until_the_last_lets_go
 // while another socket keeps pinging. Prints the time and the ping latencies; asserts only that all went and
 // every ping was answered.
 TEST(leases_load, ten_thousand_channels_are_deregistered_while_pings_are_answered) {
-  server_fixture server({"echo.so"}, [](config& c) { c.leases.connector_offline_s = 1; });
+  server_fixture server({"echo.so"}, [](config& c) {
+    c.leases.connector_offline_s = 1;
+    c.leases.max_temporary_per_connector_id = 500;  // a wave of 500 opens comes before its sign-ins
+  });
   server.start();
 #if defined(__SANITIZE_ADDRESS__)
   constexpr int count = 2000;  // the same path, in a time a sanitized build can afford; the figure is Release's
