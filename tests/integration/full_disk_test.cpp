@@ -1,4 +1,4 @@
-// A full disk (docs/security.md, "Full disk"): the daemon runs on a 40 MiB tmpfs of its own (a private mount
+// A full disk (docs/security.md, "Full disk"): the daemon runs on a 64 MiB tmpfs of its own (a private mount
 // namespace, so no root is needed). Uploads that do not fit answer 507 with a log line; the store's reserve is
 // released, so a DELETE still commits (204, never 404) while further uploads keep answering 507.
 #include "support/daemon_process.hpp"
@@ -19,9 +19,13 @@ const std::string full_disk_key = "xck_full_disk_key_0123456789abcdef";
 TEST(full_disk, uploads_answer_507_with_a_log_line_and_a_delete_still_succeeds) {
   temp_dir dir;
   std::filesystem::create_directories(dir.path() / "var");
-  write_file(dir.path() / "xconnd.yaml", test_daemon_config(plugin_dir()));
+  // echo alone: every plugin loaded is copied into the store's plugin cache, and sanitized builds are large.
+  auto plugins = dir.path() / "plugins";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  write_file(dir.path() / "xconnd.yaml", test_daemon_config(plugins));
   daemon_process d({"--mount", "--map-root-user", "sh", "-c",
-                    "mount -t tmpfs -o size=40m tmpfs var && exec \"$0\" --config xconnd.yaml",
+                    "mount -t tmpfs -o size=64m tmpfs var && exec \"$0\" --config xconnd.yaml",
                     xconnd_path().string()},
                    dir.path(), {{"XCONN_TEST_KEY", full_disk_key}}, "/usr/bin/unshare");
   auto port = d.wait_listening();
@@ -32,7 +36,7 @@ TEST(full_disk, uploads_answer_507_with_a_log_line_and_a_delete_still_succeeds) 
   std::string channel;
   {
     auto c = dp_client::connect(port, full_disk_key);
-    ASSERT_TRUE(c);
+    ASSERT_TRUE(c) << d.console();
     channel = c->open_authenticated();
     ASSERT_FALSE(channel.empty());
   }
@@ -41,10 +45,10 @@ TEST(full_disk, uploads_answer_507_with_a_log_line_and_a_delete_still_succeeds) 
                                        {"Content-Type", multipart_type()}};
   auto upload = [&](std::size_t bytes) { return http_call(port, "POST", uploads, h, multipart({file_part(random_bytes(bytes), "f.bin")})); };
 
-  // 2 MiB files until the disk is full (40 MiB less the 16 MiB reserve: about a dozen).
+  // 2 MiB files until the disk is full (64 MiB less the 16 MiB reserve and echo's copy: at most two dozen).
   std::vector<std::string> stored;
   http_reply refused;
-  for (int i = 0; i < 40 && refused.status == 0; ++i) {
+  for (int i = 0; i < 64 && refused.status == 0; ++i) {
     auto r = upload(2 << 20);
     if (r.status == 201)
       stored.push_back(jstr(r.json().as_object(), "file_ref"));
