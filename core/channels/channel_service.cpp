@@ -44,6 +44,7 @@ std::size_t channel_service::load() {
     }
     return true;
   });
+  calls_.load();
   return n;
 }
 
@@ -125,9 +126,10 @@ void channel_service::tell_ended(const std::string& plugin_id, const std::string
 
 void channel_service::authenticate(std::string_view id, json::object binding, std::string_view credentials,
                                    channel_done done) {
-  std::optional<channel> c;
+  std::optional<channel> before, c;
   {
     std::lock_guard lock(mutex_);
+    if (const auto* known = table_.find(id)) before = *known;
     c = table_.authenticate(id, std::move(binding));
   }
   if (!c) return done(std::nullopt, {});
@@ -135,7 +137,28 @@ void channel_service::authenticate(std::string_view id, json::object binding, st
   note_status(c->id, "signed_in");
   write_batch sealed;
   credentials_.stage(c->plugin_id, c->id, credentials, sealed);
-  persist(*c, [c, done = std::move(done)](std::error_code ec) { done(c, ec); }, std::move(sealed));
+  persist(*c, [this, c, before = std::move(*before), done = std::move(done)](std::error_code ec) {
+    if (ec) undo_sign_in(before);
+    done(c, ec);
+  }, std::move(sealed));
+}
+
+void channel_service::undo_sign_in(const channel& before) {
+  {
+    std::lock_guard lock(mutex_);
+    table_.undo_authenticate(before.id, before);
+  }
+  note_status(before.id, "sign_in_not_recorded");
+  // The plugin accepted a first sign-in the host cannot keep: it signs the channel out again, so that both hold
+  // the same state. A renewed sign-in keeps the plugin's session: the channel was signed in before and stays so.
+  if (before.authenticated) return;
+  auto conn = connectors_.find(before.plugin_id);
+  if (!conn) return;
+  conn->auth_logout(before.id, strand_for(*conn, before.id), std::chrono::seconds(cfg_.tools.timeout_s),
+                    [id = before.id](call_result r) {
+                      if (!r.ok) spdlog::warn("channel {}: the plugin did not sign out after an unrecorded sign-in ({})",
+                                              id, r.code);
+                    });
 }
 
 std::optional<std::string> channel_service::credentials(const connector& conn, const std::string& channel_id) const {

@@ -61,6 +61,7 @@ class channel_service {
   bool close(std::string_view id, const channel_route* route);
   // Both report the channel's new state once its record is durable (done runs on the store's writer thread).
   // credentials: the sign-in's secret inputs (a JSON object's text, "" when none), kept sealed in the same commit.
+  // A sign-in whose commit fails is undone (undo_sign_in) before done runs with the error.
   void authenticate(std::string_view id, boost::json::object binding, std::string_view credentials, channel_done done);
   // The channel's credentials, for its plugin only; nullopt when none are kept.
   std::optional<std::string> credentials(const connector& conn, const std::string& channel_id) const;
@@ -117,6 +118,8 @@ class channel_service {
   void tell_ended(const std::string& plugin_id, const std::string& channel_id, std::string_view reason);
   // Records ChannelStatusChanged when the channel's descriptor status is not the one last recorded.
   void note_status(std::string_view channel_id, std::string_view reason);
+  // The channel's sign-in state back to before's; a first sign-in is signed out of the plugin again.
+  void undo_sign_in(const channel& before);
   // Saves c's record, with also (its credentials' change) in the same commit.
   void persist(const channel& c, std::function<void(std::error_code)> done = {}, write_batch also = {});
 

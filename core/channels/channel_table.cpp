@@ -165,6 +165,19 @@ std::optional<channel> channel_table::authenticate(std::string_view id, json::ob
   return c;
 }
 
+void channel_table::undo_authenticate(std::string_view id, const channel& before) {
+  auto it = channels_.find(id);
+  if (it == channels_.end()) return;
+  auto& c = it->second;
+  count_temporary(c, -1);
+  c.authenticated = before.authenticated;
+  c.persistent = before.persistent;
+  c.binding = before.binding;
+  c.target_status = before.target_status;
+  c.verifying = before.verifying;
+  count_temporary(c, +1);
+}
+
 std::optional<channel> channel_table::set_target_status(std::string_view id, std::string_view plugin_id,
                                                         std::string status, std::optional<json::array> tools) {
   auto it = channels_.find(id);

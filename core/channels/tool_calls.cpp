@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 
 namespace xconn {
@@ -12,8 +14,8 @@ namespace json = boost::json;
 
 namespace {
 
-std::string to_record(const tool_outcome& o) {
-  json::object r{{"at", unix_ms()}, {"ok", o.ok}};
+std::string to_record(const tool_outcome& o, long long at) {
+  json::object r{{"at", at}, {"ok", o.ok}};
   if (o.ok) {
     r["result"] = o.result_json;
   } else {
@@ -66,17 +68,20 @@ void tool_calls::drop_channel(std::string_view plugin_id, std::string_view chann
 void tool_calls::run_once(const std::string& key, run_fn run, done_fn done) {
   long long oldest = unix_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(window_).count();
   std::optional<tool_outcome> replay;
+  bool ended_record = false;  // a record of this key is stored, its window over, not swept yet
   {
     std::lock_guard lock(mutex_);
     if (auto it = running_.find(key); it != running_.end()) {
       it->second.push_back(std::move(done));
       return;
     }
-    if (auto record = db_.get(database, key)) replay = from_record(*record, oldest);
+    auto record = db_.get(database, key);
+    if (record) replay = from_record(*record, oldest);
+    ended_record = record && !replay;
     if (!replay) running_[key].push_back(std::move(done));
   }
   if (replay) return done(std::move(*replay));  // outside the lock: done may start another call
-  run([this, key](tool_outcome outcome, bool keep) {
+  run([this, key, ended_record](tool_outcome outcome, bool keep) {
     auto answer_all = [this, key, outcome](std::error_code) {
       std::vector<done_fn> waiting;
       {
@@ -89,23 +94,57 @@ void tool_calls::run_once(const std::string& key, run_fn run, done_fn done) {
       for (auto& w : waiting) w(outcome);
     };
     if (!keep) return answer_all({});
+    long long at = unix_ms();
     write_batch batch;
-    batch.put(std::string(database), key, to_record(outcome));
+    batch.put(std::string(database), key, to_record(outcome, at));
     // Even a failed commit answers: the tool ran, and xAgent must hear how; only the replay is lost.
-    db_.write(std::move(batch), answer_all);
+    db_.write(std::move(batch), [this, key, at, ended_record, answer_all](std::error_code ec) {
+      if (!ec) {
+        std::lock_guard lock(mutex_);
+        by_age_.push_back({at, key});
+        if (ended_record) ++replaced_[key];
+      }
+      answer_all(ec);
+    });
   });
 }
 
-std::size_t tool_calls::sweep(std::size_t limit) {
-  long long oldest = unix_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(window_).count();
-  write_batch batch;
-  if (limit == 0) return 0;
+void tool_calls::load() {
+  std::vector<recorded> found;
   db_.scan(database, "", [&](std::string_view key, std::string_view value) {
-    if (!from_record(value, oldest)) batch.erase(std::string(database), std::string(key));
-    return batch.ops.size() < limit;
+    boost::system::error_code ec;
+    auto v = json::parse(value, ec);
+    const json::value* at = !ec && v.is_object() ? v.as_object().if_contains("at") : nullptr;
+    found.push_back({at && at->is_int64() ? at->as_int64() : 0, std::string(key)});  // unreadable: ended
+    return true;
   });
-  std::size_t n = batch.ops.size();
-  if (n > 0) db_.write(std::move(batch));
+  std::sort(found.begin(), found.end(), [](const recorded& a, const recorded& b) { return a.at < b.at; });
+  std::lock_guard lock(mutex_);
+  by_age_.assign(std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+}
+
+std::size_t tool_calls::sweep() {
+  long long oldest = unix_ms() - std::chrono::duration_cast<std::chrono::milliseconds>(window_).count();
+  std::vector<std::string> ended;
+  {
+    std::lock_guard lock(mutex_);
+    // Commits finish in order, so by_age_ is oldest first but for a few milliseconds at most: an entry behind a
+    // slightly younger one waits for the next sweep.
+    while (!by_age_.empty() && by_age_.front().at < oldest) {
+      auto key = std::move(by_age_.front().key);
+      by_age_.pop_front();
+      if (auto it = replaced_.find(key); it != replaced_.end()) {
+        if (--it->second == 0) replaced_.erase(it);
+        continue;  // the record stored under this key now is a newer one, with an entry of its own
+      }
+      ended.push_back(std::move(key));
+    }
+  }
+  // Left alone: a call repeating an ended key in the moment between this and its erase's commit writes a record
+  // the erase then takes (it would run once more on a later repeat). It needs a key reused a window after its
+  // first use, at the very moment of a sweep.
+  std::size_t n = ended.size();
+  if (n > 0) db_.erase_gradually(std::string(database), std::move(ended));
   return n;
 }
 

@@ -6,6 +6,7 @@
 #include "core/store/store.hpp"
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -43,14 +44,26 @@ class tool_calls {
   // done runs on the store's writer thread (a fresh outcome) or the caller's (a replay); post real work.
   void run_once(const std::string& key, run_fn run, done_fn done);
 
-  // Erases records older than the window, at most limit of them; returns how many.
-  std::size_t sweep(std::size_t limit = 10000);
+  // Learns the stored records' times (at start, before any call): the sweep erases them when they end.
+  void load();
+  // Erases every record whose window has ended (in bounded transactions); returns how many.
+  std::size_t sweep();
 
  private:
+  struct recorded {
+    long long at;  // unix ms
+    std::string key;
+  };
   store& db_;
   std::chrono::seconds window_;
   std::mutex mutex_;
   std::map<std::string, std::vector<done_fn>, std::less<>> running_;  // key -> who waits
+  // Every record's time, oldest first: the sweep takes the ended ones from the front without reading the store
+  // (the keys are hashes, so the store's order says nothing about age).
+  std::deque<recorded> by_age_;
+  // Keys whose ended record was written over by a new one before the sweep came: their older by_age_ entry
+  // must not erase the new record. key -> how many such older entries wait.
+  std::map<std::string, int, std::less<>> replaced_;
 };
 
 }  // namespace xconn

@@ -167,7 +167,16 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   ctx_.channels.end_auth(run_id, auth_run_state::authenticated);
   ctx_.channels.authenticate(
       channel_id, std::move(*answer->binding), run ? run->secret_inputs : std::string(),
-      [self = shared_from_this(), ack = std::move(ack), channel_id](std::optional<channel> c, std::error_code ec) mutable {
+      [self = shared_from_this(), ack = std::move(ack), channel_id, run_id](std::optional<channel> c,
+                                                                          std::error_code ec) mutable {
+        if (c && ec) {
+          // Not durable, so not signed in (the host undid it): a failure xAgent may retry with a new sign-in.
+          (*ack.payload)["status"] = "failed";
+          ack.error_code = "store_failed";
+          ack.error_message = "the sign-in could not be recorded (the connector's store cannot write now); sign in again later";
+          self->ctx_.channels.end_auth(run_id, auth_run_state::failed, ack.error_code);
+          return self->deliver_answer(encode_packet(ack));
+        }
         if (!self->deliver_with_descriptor(std::move(ack), c, ec)) return;
         // The ack answers this request; the push tells every view of the channel (spec §8.17).
         self->ctx_.channels.push_descriptor(*self->connector_, channel_id);
@@ -180,8 +189,16 @@ bool ws_session::deliver_with_descriptor(outgoing_packet ack, const std::optiona
   if (!d) {
     ack.type = "error";
     ack.payload.reset();
-    ack.error_code = c ? "internal_error" : "connection_not_found";
-    ack.error_message = c ? "the connector could not record the channel's new state" : "the channel is gone";
+    if (!c) {
+      ack.error_code = "connection_not_found";
+      ack.error_message = "the channel is gone";
+    } else if (ec) {
+      ack.error_code = "store_failed";
+      ack.error_message = "the connector could not record the channel's new state (its store cannot write now)";
+    } else {
+      ack.error_code = "internal_error";
+      ack.error_message = "the connector could not describe the channel";
+    }
     deliver_answer(encode_packet(ack));
     return false;
   }

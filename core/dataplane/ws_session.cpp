@@ -208,13 +208,14 @@ void ws_session::handle_hello(const packet_view& p) {
                      boost::asio::post(strand, [self, ack = std::move(ack), profiles = std::move(profiles),
                                                 connector_id = std::move(connector_id), ec]() mutable {
                        if (ec) {
-                         spdlog::error("[plugin {}] cannot persist connector_id: {}", self->connector_->id(),
+                         // Only a new connector_id needs a write: a known one resumes even on a full disk.
+                         spdlog::error("[plugin {}] cannot record a new connector_id: {}", self->connector_->id(),
                                        ec.message());
                          ack.type = "error";
-                         ack.error_code = "internal_error";
-                         ack.error_message = "the connector could not record its state";
+                         ack.error_code = "store_failed";
+                         ack.error_message = "the connector cannot record a new connector_id now; try again later";
                          self->send(encode_packet(ack));
-                         self->close_after_send(websocket::close_code::internal_error);
+                         self->close_after_send(websocket::close_code::try_again_later);
                          return;
                        }
                        self->hello_done_ = true;

@@ -221,18 +221,11 @@ std::optional<std::size_t> file_store::read(const stored_file& f, std::uint64_t 
   return n;
 }
 
-void file_store::erase_chunks(std::string file_ref, std::uint64_t from, std::uint64_t count,
-                              std::function<void()> done) {
-  if (from >= count) {
-    if (done) done();
-    return;
-  }
-  write_batch batch;
-  std::uint64_t end = std::min(count, from + erase_batch_chunks);
-  for (auto i = from; i < end; ++i) batch.erase(std::string(chunks_db), chunk_key(file_ref, i));
-  // The next batch is queued only when this one is done: other writers get in between.
-  db_.write(std::move(batch), [this, file_ref = std::move(file_ref), end, count, done = std::move(done)](
-                                  std::error_code) mutable { erase_chunks(std::move(file_ref), end, count, std::move(done)); });
+void file_store::erase_chunks(std::string_view file_ref, std::uint64_t count) {
+  std::vector<std::string> keys;
+  keys.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) keys.push_back(chunk_key(file_ref, i));
+  db_.erase_gradually(std::string(chunks_db), std::move(keys));
 }
 
 void file_store::remove(std::string_view file_ref, std::function<void(remove_outcome)> done) {
@@ -255,7 +248,7 @@ void file_store::remove(std::string_view file_ref, std::function<void(remove_out
                 return;
               }
               if (done) done(remove_outcome::removed);
-              erase_chunks(std::move(ref), 0, count, {});
+              erase_chunks(ref, count);
             });
 }
 
@@ -410,7 +403,7 @@ void file_store::writer::abort() {
   files_.db_.write(write_batch{}
                        .erase(std::string(files_db), meta_.file_ref)
                        .erase(std::string(by_channel_db), by_channel_key(meta_.channel_id, meta_.file_ref)));
-  files_.erase_chunks(meta_.file_ref, 0, count, {});
+  files_.erase_chunks(meta_.file_ref, count);
 }
 
 }  // namespace xconn

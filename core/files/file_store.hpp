@@ -71,7 +71,6 @@ class file_store {
   static constexpr std::string_view by_channel_db = "files_by_channel";  // "{channel_id}/{file_ref}" -> ""
   static constexpr std::size_t chunk_bytes = 64 * 1024;
   static constexpr std::size_t max_chunks_queued = 64;  // per upload: 4 MiB waits for the store at most
-  static constexpr std::size_t erase_batch_chunks = 64;  // per write batch when a file goes
   using now_fn = std::function<long long()>;            // unix ms
   using file_done = std::function<void(boost::system::result<stored_file, std::string>)>;
 
@@ -112,7 +111,7 @@ class file_store {
   const files_config& settings() const { return cfg_; }
 
  private:
-  void erase_chunks(std::string file_ref, std::uint64_t from, std::uint64_t count, std::function<void()> done);
+  void erase_chunks(std::string_view file_ref, std::uint64_t count);
   void schedule();
 
   store& db_;

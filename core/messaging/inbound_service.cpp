@@ -419,15 +419,10 @@ void inbound_service::tick() {
 }
 
 void inbound_service::forget_expired_ids(long long t) {
-  write_batch batch;
-  for (auto& [id, st] : channels_state_) {
-    for (const auto& msg_id : st.inbox.forget_expired_ids(t)) {
-      batch.erase(std::string(ids_db), id_key(id, msg_id));
-      // Small batches: a long sweep never holds the writer from everyone else's commits.
-      if (batch.ops.size() >= 512) db_.write(std::exchange(batch, {}));
-    }
-  }
-  if (!batch.ops.empty()) db_.write(std::move(batch));
+  std::vector<std::string> keys;
+  for (auto& [id, st] : channels_state_)
+    for (const auto& msg_id : st.inbox.forget_expired_ids(t)) keys.push_back(id_key(id, msg_id));
+  if (!keys.empty()) db_.erase_gradually(std::string(ids_db), std::move(keys));
 }
 
 void inbound_service::drop_channels(const std::vector<std::string>& channel_ids) {

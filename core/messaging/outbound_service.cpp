@@ -369,7 +369,7 @@ void outbound_service::call_activity(connector& conn, const std::string& channel
 void outbound_service::tick(connector_registry& connectors) {
   long long t = now_();
   std::vector<std::pair<std::string, std::string>> to_clear;  // plugin, channel
-  write_batch batch;
+  std::vector<std::string> ended;                              // completed ids past their window
   {
     std::lock_guard lock(mutex_);
     for (auto it = typing_.begin(); it != typing_.end();) {
@@ -388,17 +388,16 @@ void outbound_service::tick(connector_registry& connectors) {
                        cfg_.delivery.delta_ttl_s);
       for (auto it = completed_.begin(); it != completed_.end();) {
         if (it->second.expires_at <= t) {
-          batch.erase(std::string(completed_db), it->first);
+          ended.push_back(it->first);
           it = completed_.erase(it);
-          // A minute of ended ids at a high rate is tens of thousands: in bounded transactions, as the inbound sweep.
-          if (batch.ops.size() >= 512) db_.write(std::exchange(batch, {}));
         } else {
           ++it;
         }
       }
     }
   }
-  if (!batch.ops.empty()) db_.write(std::move(batch));
+  // A minute of ended ids at a high rate is tens of thousands.
+  if (!ended.empty()) db_.erase_gradually(std::string(completed_db), std::move(ended));
   for (auto& [plugin, channel] : to_clear)
     if (auto conn = connectors.find(plugin)) call_activity(*conn, channel, "idle", "");
 }

@@ -382,6 +382,37 @@ void store::write(write_batch batch, completion done) {
   if (done) done(std::make_error_code(std::errc::operation_canceled));  // the store is closing
 }
 
+namespace {
+
+struct gradual_erase {
+  std::string database;
+  std::vector<std::string> keys;
+  std::size_t next = 0;
+  std::error_code first_error;
+  store::completion done;
+};
+
+void erase_step(store& db, std::shared_ptr<gradual_erase> job) {
+  if (job->next == job->keys.size()) {
+    if (job->done) job->done(job->first_error);
+    return;
+  }
+  write_batch batch;
+  auto end = std::min(job->keys.size(), job->next + store::erase_step_keys);
+  for (; job->next < end; ++job->next) batch.erase(job->database, std::move(job->keys[job->next]));
+  db.write(std::move(batch), [&db, job = std::move(job)](std::error_code ec) mutable {
+    if (ec && !job->first_error) job->first_error = ec;
+    erase_step(db, std::move(job));
+  });
+}
+
+}  // namespace
+
+void store::erase_gradually(std::string database, std::vector<std::string> keys, completion done) {
+  erase_step(*this, std::make_shared<gradual_erase>(
+                        gradual_erase{std::move(database), std::move(keys), 0, {}, std::move(done)}));
+}
+
 std::error_code store::write_sync(write_batch batch) {
   std::promise<std::error_code> result;
   auto future = result.get_future();

@@ -2,8 +2,8 @@
 //
 // Reads run on any thread in their own read transaction. Writes go through one writer thread that gathers
 // every pending request into one transaction (group commit) and reports each request's completion only
-// after that commit is durable, so no I/O thread ever waits on fsync. Each request runs in a nested
-// transaction: a request that fails is rolled back alone and the rest of the batch still commits.
+// after that commit is durable, so no I/O thread ever waits on fsync. A request LMDB would refuse on its own
+// (an unknown database, a bad key) fails alone, before the transaction; the rest of the group still commits.
 #pragma once
 
 #include <boost/system/result.hpp>
@@ -57,6 +57,14 @@ class store {
   // Queues a batch. done runs on the writer thread once the batch is committed (or failed); keep it short
   // and post real work elsewhere. An unknown database fails the batch with std::errc::invalid_argument.
   void write(write_batch batch, completion done = {});
+
+  // Erases many keys of one database in transactions of at most erase_step_keys each, queuing the next only
+  // once the one before has committed. A sweep of tens of thousands of keys thus never becomes one transaction:
+  // such a transaction copies nearly every page of the database at once, more than the free list holds, so the
+  // file grows at each sweep; and it would hold back every other writer meanwhile. done (optional) runs on the
+  // writer thread after the last step, with the first error met.
+  static constexpr std::size_t erase_step_keys = 512;
+  void erase_gradually(std::string database, std::vector<std::string> keys, completion done = {});
 
   // Queues a batch and waits for its commit. Not for I/O threads.
   std::error_code write_sync(write_batch batch);

@@ -12,6 +12,7 @@
 
 namespace xconn::test {
 namespace {
+namespace json = boost::json;
 using namespace std::chrono_literals;
 
 const std::string full_disk_key = "xck_full_disk_key_0123456789abcdef";
@@ -33,10 +34,11 @@ TEST(full_disk, uploads_answer_507_with_a_log_line_and_a_delete_still_succeeds) 
     GTEST_SKIP() << "no private mount namespace here: " << d.console();
   ASSERT_NE(port, 0) << d.console();
 
-  std::string channel;
+  std::string channel, connector_id;
   {
     auto c = dp_client::connect(port, full_disk_key);
     ASSERT_TRUE(c) << d.console();
+    connector_id = c->connector_id();
     channel = c->open_authenticated();
     ASSERT_FALSE(channel.empty());
   }
@@ -60,6 +62,36 @@ TEST(full_disk, uploads_answer_507_with_a_log_line_and_a_delete_still_succeeds) 
   EXPECT_NE(refused.body.find("store_failed"), std::string::npos) << refused.body;
   EXPECT_NE(d.console().find("the disk is full"), std::string::npos) << d.console();
   EXPECT_NE(d.console().find("cannot store"), std::string::npos) << d.console();
+
+  // A new connector_id cannot be recorded now (its hello is refused, store_failed), a known one resumes: its agent
+  // can still ack and delete, which is what makes room.
+  EXPECT_FALSE(dp_client::connect(port, full_disk_key));
+  EXPECT_NE(d.console().find("cannot record a new connector_id"), std::string::npos) << d.console();
+  // A first sign-in the plugin accepts while the store cannot commit is not kept: `failed` with store_failed, the
+  // channel still signed out, and echo told to sign it out again (both sides agree).
+  {
+    auto c = dp_client::connect(port, full_disk_key, "echo", {{"connector_id", connector_id}});
+    ASSERT_TRUE(c) << d.console();
+    auto id = c->open();
+    ASSERT_FALSE(id.empty());
+    auto status_of = [&] {
+      auto descriptor = c->get_descriptor(id);
+      return descriptor ? text_of(descriptor_in(*descriptor)["connection"].as_object(), "status") : "no answer";
+    };
+    const auto before = status_of();
+    auto ack = c->auth_start(id, "echo_token", json::object{{"token", "full-disk-sign-in"}});
+    ASSERT_TRUE(ack) << d.console();
+    EXPECT_EQ(ack->at("type"), "auth.start.ack") << json::serialize(*ack);
+    EXPECT_EQ(text_of(payload_of(*ack), "status"), "failed") << json::serialize(*ack);
+    EXPECT_FALSE(payload_of(*ack).contains("connection_descriptor"));
+    EXPECT_EQ(error_code(*ack), "store_failed") << json::serialize(*ack);
+    EXPECT_TRUE(wait_until([&] { return d.console().find("channel " + id + " signed out") != std::string::npos; }))
+        << d.console();
+    EXPECT_EQ(status_of(), before);
+    auto tool = c->invoke(id, "echo_reverse", {{"text", "abc"}});
+    ASSERT_TRUE(tool);
+    EXPECT_EQ(error_code(*tool), "connection_not_authenticated") << json::serialize(*tool);
+  }
 
   // Deleting works on the full disk; the file is gone.
   auto auth = std::map<std::string, std::string>{{"Authorization", "Bearer " + full_disk_key}};

@@ -328,6 +328,7 @@ TEST_F(ToolCalls, SweepErasesOnlyExpiredRecords) {
   b.put(std::string(tool_calls::database), older_key, record_at(unix_ms() - 86'400'000, success()));
   b.put(std::string(tool_calls::database), edge_key, record_at(unix_ms() - 50'000, success()));
   ASSERT_FALSE(db->write_sync(std::move(b)));
+  calls->load();  // the records a previous run left
   std::atomic<int> ran{0};
   answers a;
   calls->run_once(fresh_key, runs(ran, success()), a.make());
@@ -347,19 +348,42 @@ TEST_F(ToolCalls, SweepErasesOnlyExpiredRecords) {
   EXPECT_EQ(ran, 1);
 }
 
-TEST_F(ToolCalls, SweepHonoursTheLimit) {
+TEST_F(ToolCalls, OneSweepErasesEveryEndedRecordHoweverMany) {
+  // More than a sweep used to take at once (10,000 a sweep fell behind 50,000 calls a minute and the store grew).
+  constexpr int ended = 25'000, kept = 100;
   write_batch b;
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < ended + kept; ++i)
     b.put(std::string(tool_calls::database), tool_calls::key_for("echo", "cch_a", "k" + std::to_string(i)),
-          record_at(unix_ms() - 120'000, success()));
+          record_at(unix_ms() - (i < ended ? 120'000 : 1'000), success()));
+  b.put(std::string(tool_calls::database), tool_calls::key_for("echo", "cch_a", "unreadable"), "{");
   ASSERT_FALSE(db->write_sync(std::move(b)));
-  EXPECT_EQ(calls->sweep(2), 2u);
+  calls->load();
+  EXPECT_EQ(calls->sweep(), ended + 1u);
+  auto left = [&] {
+    int n = 0;
+    db->scan(tool_calls::database, "", [&](std::string_view, std::string_view) { return ++n, true; });
+    return n;
+  };
+  EXPECT_TRUE(test::wait_until([&] { return left() == kept; })) << left();  // the erase goes in steps
+  EXPECT_EQ(calls->sweep(), 0u);
+}
+
+TEST_F(ToolCalls, ARecordWrittenOverAfterItsWindowIsNotErasedByTheOldOnesSweep) {
+  write_batch b;
+  b.put(std::string(tool_calls::database), key, record_at(unix_ms() - 61'000, business_error()));
+  ASSERT_FALSE(db->write_sync(std::move(b)));
+  calls->load();
+  std::atomic<int> ran{0};
+  answers a;
+  calls->run_once(key, runs(ran, success()), a.make());  // the old record has ended: the tool runs again
+  ASSERT_TRUE(a.wait_for(1));
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(calls->sweep(), 0u);  // the old record's entry goes; the key's new record stays
   db->flush();
-  EXPECT_EQ(calls->sweep(10), 3u);
-  db->flush();
-  int left = 0;
-  db->scan(tool_calls::database, "", [&](std::string_view, std::string_view) { return ++left, true; });
-  EXPECT_EQ(left, 0);
+  calls->run_once(key, runs(ran, business_error()), a.make());
+  ASSERT_TRUE(a.wait_for(2));
+  EXPECT_EQ(ran, 1);
+  expect_same(a.at(1), success());
 }
 
 TEST(ToolCallsKey, KeyForSeparatesPluginChannelAndKey) {

@@ -78,9 +78,9 @@ TEST_F(FileStore, RemoveLeavesAnUploadStillRunningToItsWriter) {
   EXPECT_EQ(f->byte_size, data.size());
 }
 
-TEST_F(FileStore, RemoveOfAFileLargerThanOneEraseBatch) {
-  // More chunks than erase_batch_chunks: the erase goes in several batches and still takes every chunk.
-  const std::size_t n = file_store::erase_batch_chunks + 3;
+TEST_F(FileStore, RemoveOfAFileLargerThanOneEraseStep) {
+  // More chunks than one step of a gradual erase: the erase takes several transactions and still every chunk.
+  const std::size_t n = xconn::store::erase_step_keys + 3;
   auto f = upload("cch_a", random_bytes(n * file_store::chunk_bytes - 1, 14));
   ASSERT_EQ(chunk_keys(*db_, f.file_ref).size(), n);
   files_->remove(f.file_ref);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -269,6 +270,48 @@ TEST(store, a_large_pile_up_commits_in_bounded_transactions) {
   EXPECT_EQ(done.ok, n);
   EXPECT_EQ(s->commit_count(), commits_before + 5);  // 1024 requests a transaction at most
   for (int i = 0; i < n; i += 97) ASSERT_EQ(s->get("b", "k" + std::to_string(i)), "w") << i;
+}
+
+TEST(store, a_gradual_erase_commits_one_bounded_step_at_a_time) {
+  xconn::test::temp_dir dir;
+  auto s = open_store(dir.str());
+  ASSERT_TRUE(s);
+  const std::size_t n = 2 * store::erase_step_keys + 76;
+  write_batch fill;
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < n; ++i) {
+    keys.push_back("k" + std::to_string(i));
+    fill.put("a", keys.back(), "v");
+  }
+  keys.push_back("never-written");  // erasing a missing key is no error
+  fill.put("b", "k0", "kept");
+  ASSERT_FALSE(s->write_sync(std::move(fill)));
+  const auto commits_before = s->commit_count();
+
+  std::promise<std::error_code> erased;
+  auto result = erased.get_future();
+  s->erase_gradually("a", std::move(keys), [&](std::error_code ec) { erased.set_value(ec); });
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_FALSE(result.get());
+  // Three steps (512, 512, 77 keys), each its own transaction: never one transaction of them all.
+  EXPECT_EQ(s->commit_count(), commits_before + 3);
+  std::size_t left = 0;
+  s->scan("a", "", [&](std::string_view, std::string_view) { return ++left, true; });
+  EXPECT_EQ(left, 0u);
+  EXPECT_EQ(s->get("b", "k0"), "kept");
+}
+
+TEST(store, a_gradual_erase_into_an_unknown_database_reports_its_error_once) {
+  xconn::test::temp_dir dir;
+  auto s = open_store(dir.str());
+  ASSERT_TRUE(s);
+  std::vector<std::string> keys(store::erase_step_keys + 1, "k");
+  completions done;
+  s->erase_gradually("nope", std::move(keys), done.make());
+  ASSERT_TRUE(done.wait_for(1));
+  s->flush();
+  EXPECT_EQ(done.failed, 1);
+  EXPECT_EQ(done.ok, 0);
 }
 
 TEST(store, completion_runs_after_commit) {
