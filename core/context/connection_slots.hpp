@@ -47,7 +47,6 @@ class connection_slots {
     } while (!counter_->open.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
     return slot(counter_);
   }
-  std::size_t open() const { return counter_->open.load(std::memory_order_relaxed); }
   std::size_t capacity() const { return capacity_; }
 
  private:

@@ -27,9 +27,7 @@ std::string config_text(const std::string& extra_server = "", const std::string&
 // A plugin folder of the test's own holding echo.so, and xconnd.yaml pointing at it; `tail` ends the plugins
 // section (its own keys indented) and may add sections. Returns the folder.
 std::filesystem::path own_plugin_folder(const temp_dir& dir, const std::string& tail) {
-  auto plugins = dir.path() / "plugins";
-  std::filesystem::create_directories(plugins);
-  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  auto plugins = echo_alone_in(dir.path());
   write_file(dir.path() / "xconnd.yaml",
              "server:\n  listen: \"127.0.0.1:0\"\nstore:\n  path: \"./var/xconn\"\n  map_size_bytes: 67108864\n"
              "plugins:\n  dir: \"" + plugins.string() + "\"\n" + tail);

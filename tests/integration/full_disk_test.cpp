@@ -21,9 +21,7 @@ TEST(full_disk, uploads_answer_507_with_a_log_line_and_a_delete_still_succeeds) 
   temp_dir dir;
   std::filesystem::create_directories(dir.path() / "var");
   // echo alone: every plugin loaded is copied into the store's plugin cache, and sanitized builds are large.
-  auto plugins = dir.path() / "plugins";
-  std::filesystem::create_directories(plugins);
-  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  auto plugins = echo_alone_in(dir.path());
   write_file(dir.path() / "xconnd.yaml", test_daemon_config(plugins));
   daemon_process d({"--mount", "--map-root-user", "sh", "-c",
                     "mount -t tmpfs -o size=64m tmpfs var && exec \"$0\" --config xconnd.yaml",

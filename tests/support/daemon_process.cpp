@@ -80,6 +80,13 @@ int daemon_process::wait_exit(std::chrono::milliseconds deadline) {
 
 void daemon_process::signal(int sig) { ::kill(pid_, sig); }
 
+std::filesystem::path echo_alone_in(const std::filesystem::path& folder) {
+  auto plugins = folder / "plugins";
+  std::filesystem::create_directories(plugins);
+  std::filesystem::copy_file(plugin_dir() / "echo.so", plugins / "echo.so");
+  return plugins;
+}
+
 std::string test_daemon_config(const std::filesystem::path& plugins_dir, const std::string& extra,
                                std::uint64_t map_size_bytes) {
   return "server:\n  listen: \"127.0.0.1:0\"\n  api_keys: [\"${XCONN_TEST_KEY}\"]\nstore:\n"

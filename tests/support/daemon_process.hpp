@@ -37,6 +37,10 @@ class daemon_process {
   std::filesystem::path console_file_;
 };
 
+// {folder}/plugins holding a copy of echo alone, for a daemon whose plugin folder the test changes (or that
+// must not copy every built plugin into its store's cache); returns that folder.
+std::filesystem::path echo_alone_in(const std::filesystem::path& folder);
+
 // The config the daemon tests write: 127.0.0.1 port 0, the API key from XCONN_TEST_KEY, the store in ./var/xconn,
 // plugins from plugins_dir; extra is appended after the plugins dir line (more plugins keys, or further sections).
 std::string test_daemon_config(const std::filesystem::path& plugins_dir, const std::string& extra = "",
