@@ -118,7 +118,8 @@ def main():
             table.append({"scenario": scenario, "sockets": n, "repetitions": len(reps), "ops_per_s": run["ops_per_s"],
                           "frames_per_s": frames_per_s(run), "percent_of_ceiling": share,
                           "percent_of_ceiling_each": shares, "ops_per_s_each": [r["ops_per_s"] for r in reps if r],
-                          "latency_ms": run["latency_ms"], "failed_in_all_repetitions": bad})
+                          "latency_ms": run["latency_ms"], "failed_in_all_repetitions": bad,
+                          "client_cpu_share": run.get("client_cpu", {}).get("busiest_thread_share")})
     half_reps = next((v for k, v in runs.items() if k.endswith("-half")), [])
     half = median_run(half_reps, lambda r: r["latency_ms"]["p99"])
     idle = (runs.get("xconnd-idle-10000") or [None])[0]
@@ -138,13 +139,16 @@ def main():
           "(the ceiling and xconnd taking turns) and the median shown; xconnd and "
           "ws_ceiling with one I/O thread per core, xconnd with one plugin thread per core. `% of ceiling`: invoke operations (the very same frames), "
           "other scenarios frames per second, against ws_ceiling at the same socket count in the same run.", "",
-          "| scenario | sockets | ops/s | % of ceiling | p50 ms | p90 ms | p99 ms | max ms | failed, lost or twice |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "`client CPU`: the load tool's busiest thread's CPU time as a share of the run (near 100 %: the client, "
+          "not the server, was the limit).", "",
+          "| scenario | sockets | ops/s | % of ceiling | p50 ms | p90 ms | p99 ms | max ms | failed, lost or twice | client CPU % |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in table:
         lat = r["latency_ms"]
         bad = r["failed_in_all_repetitions"]
         md.append(f"| {r['scenario']} | {r['sockets']} | {fmt(r['ops_per_s'])} | {fmt(r['percent_of_ceiling'], 1)} | "
-                  f"{lat['p50']:.3f} | {lat['p90']:.3f} | {lat['p99']:.3f} | {lat['max']:.3f} | {bad} |")
+                  f"{lat['p50']:.3f} | {lat['p90']:.3f} | {lat['p99']:.3f} | {lat['max']:.3f} | {bad} | "
+                  f"{fmt(100 * r['client_cpu_share'] if r['client_cpu_share'] is not None else None)} |")
     if half:
         lat = half["latency_ms"]
         each = ", ".join(f"{p:.3f}" for p in result["invoke_half_load_p99_each"])

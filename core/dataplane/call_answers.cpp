@@ -1,6 +1,7 @@
 #include "core/dataplane/call_answers.hpp"
 
 #include "core/base/log.hpp"
+#include "core/wire/json_object_check.hpp"
 
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
@@ -64,6 +65,12 @@ void answer_tool(outgoing_packet& ack, tool_outcome o, const std::string& plugin
   if (!o.ok) {
     ack.error_code = std::move(o.code);
     ack.error_message = std::move(o.message);
+    return;
+  }
+  // Most results name no files: checked as JSON and passed on as they came, with no DOM built.
+  if (check_json_object(o.result_json, "files") == json_object_check::object) {
+    ack.raw_member_name = "result";
+    ack.raw_member_json = std::move(o.result_json);
     return;
   }
   boost::system::error_code ec;

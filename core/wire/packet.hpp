@@ -60,6 +60,10 @@ struct outgoing_packet {
   std::string reply_to;              // omitted when empty
   std::string connector_channel_id;  // omitted when empty
   std::optional<boost::json::object> payload;
+  // One more payload member whose value is JSON text already checked (a plugin's tool result): appended as it is,
+  // after payload's own members, with no DOM built for it. Needs payload.
+  std::string raw_member_name;
+  std::string raw_member_json;
   std::string error_code;            // with error_message: the envelope `error`; omitted when empty
   std::string error_message;
   std::string packet_id;             // generated when empty

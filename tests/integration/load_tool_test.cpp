@@ -76,6 +76,12 @@ TEST_F(load_tool, invoke_round_trips_against_xconnd_add_up) {
   EXPECT_EQ(count_of(report, "frames_sent"), 2u + 4u * 2 + 120u);
   EXPECT_GE(count_of(report, "frames_received"), count_of(report, "frames_sent"));  // and status pushes
   EXPECT_EQ(report.at("latency_ms").as_object().at("samples").to_number<std::uint64_t>(), 120u);
+  // The client's own CPU is measured: a share of the window in (0, 1], and the verdict that goes with it.
+  auto cpu = report.at("client_cpu").as_object();
+  double share = cpu.at("busiest_thread_share").to_number<double>();
+  EXPECT_GT(share, 0.0);
+  EXPECT_LE(share, 1.05);  // the two clocks are read a moment apart
+  EXPECT_EQ(cpu.at("bottleneck").as_bool(), share >= 0.9);
 
   // Paced: sent on schedule whatever is unanswered, still every one answered.
   ASSERT_EQ(run_load({"--server", "127.0.0.1:" + std::to_string(port), "--sockets", "3", "--rate", "1000", "--count",

@@ -55,6 +55,8 @@ std::string to_text(const run_report& r) {
   for (const auto& [code, n] : t.error_codes) out << "    " << code << ": " << n << "\n";
   out << format("  frames       sent %llu  received %llu\n", static_cast<unsigned long long>(t.frames_sent),
                 static_cast<unsigned long long>(t.frames_received));
+  out << format("  client CPU   busiest thread %.0f %% of the window%s\n", 100 * r.client_busiest_share,
+                r.client_bound() ? ": the client was the bottleneck (add --threads)" : "");
   if (r.memory)
     out << format("  server RSS   %.1f MiB before, %.1f MiB with the channels: %lld bytes per channel\n",
                   r.memory->rss_before_bytes / 1048576.0, r.memory->rss_after_bytes / 1048576.0,
@@ -88,6 +90,7 @@ std::string to_json(const run_report& r) {
       {"inbound_acked", t.inbound_acked},
       {"frames_sent", t.frames_sent},
       {"frames_received", t.frames_received},
+      {"client_cpu", {{"busiest_thread_share", r.client_busiest_share}, {"bottleneck", r.client_bound()}}},
   };
   if (r.memory)
     report["memory"] = {{"rss_before_bytes", r.memory->rss_before_bytes},

@@ -22,6 +22,11 @@ struct run_report {
   driver_totals totals;
   latency_summary latency;
   std::optional<memory_reading> memory;  // idle with --server-pid
+  // The CPU time of the busiest client thread over the window, as a share of the window: near 1, that thread
+  // was the limit and the figures measure the client, not the server.
+  double client_busiest_share = 0;
+  static constexpr double client_bound_share = 0.9;
+  bool client_bound() const { return client_busiest_share >= client_bound_share; }
 
   double rate() const { return elapsed_s > 0 ? static_cast<double>(operations_in_window) / elapsed_s : 0; }
 };

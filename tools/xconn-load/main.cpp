@@ -10,6 +10,10 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <pthread.h>
+#include <time.h>
+
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <iostream>
@@ -63,6 +67,17 @@ class client_threads {
   }
   ~client_threads() { join(std::chrono::seconds(0)); }
   asio::io_context& at(std::size_t i) { return contexts_[i % contexts_.size()]; }
+  // CPU seconds each thread has used so far (its own clock: the time it ran, not the time it waited).
+  std::vector<double> cpu_seconds() {
+    std::vector<double> out;
+    for (auto& t : threads_) {
+      clockid_t clock;
+      timespec ts{};
+      bool read = pthread_getcpuclockid(t.native_handle(), &clock) == 0 && clock_gettime(clock, &ts) == 0;
+      out.push_back(read ? static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9 : 0.0);
+    }
+    return out;
+  }
   // Lets the threads end once their sockets closed; past the grace period, stops them.
   void join(std::chrono::milliseconds grace) {
     guards_.clear();
@@ -179,8 +194,12 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  auto cpu_before = threads.cpu_seconds();
   for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->start(); });
   measure_window(o, run, report);
+  auto cpu_after = threads.cpu_seconds();
+  for (std::size_t i = 0; i < cpu_after.size() && report.elapsed_s > 0; ++i)
+    report.client_busiest_share = std::max(report.client_busiest_share, (cpu_after[i] - cpu_before[i]) / report.elapsed_s);
   if (o.server_pid) {
     memory.rss_after_bytes = resident_bytes(o.server_pid);
     memory.channels = o.channels;

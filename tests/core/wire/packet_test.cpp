@@ -424,6 +424,66 @@ TEST(PacketEncode, RoundTrip) {
   EXPECT_EQ(all.at("error"), (boost::json::object{{"code", "tool_invoke_failed"}, {"message", "it failed"}}));
 }
 
+TEST(PacketEncode, EveryEnvelopeStringIsEscapedAndALargePayloadComesWhole) {
+  // Every byte below 0x20, quotes, backslashes and UTF-8 in the strings the envelope appends itself.
+  std::string hostile = "q\"b\\s/\xc3\xa9\xe2\x82\xac";
+  for (char c = 0; c < 0x20; ++c) hostile.push_back(c);
+  outgoing_packet out;
+  out.type = "tool.invoke.ack";
+  out.request_id = hostile;
+  out.reply_to = hostile + "r";
+  out.connector_channel_id = hostile + "c";
+  out.error_code = hostile + "e";
+  out.error_message = hostile + "m";
+  boost::json::array big;
+  for (int i = 0; i < 5000; ++i) big.emplace_back("item " + std::to_string(i) + " \u00e9\"");
+  out.payload = boost::json::object{{"big", big}};
+  const std::string text = encode_packet(out);
+  boost::system::error_code ec;
+  auto all = boost::json::parse(text, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(all.at("request_id").as_string(), hostile);
+  EXPECT_EQ(all.at("reply_to").as_string(), hostile + "r");
+  EXPECT_EQ(all.at("connector_channel_id").as_string(), hostile + "c");
+  EXPECT_EQ(all.at("error").at("code").as_string(), hostile + "e");
+  EXPECT_EQ(all.at("error").at("message").as_string(), hostile + "m");
+  EXPECT_EQ(all.at("payload"), boost::json::value(*out.payload));
+  packet_decoder decoder;
+  const result r = decode(decoder, text);
+  ASSERT_TRUE(r.view) << r.error.message;
+  EXPECT_EQ(r.view->request_id, hostile);
+}
+
+TEST(PacketEncode, AByteToEscapeIsFoundAtEveryPositionOfAWord) {
+  // The check reads eight bytes a step, then the tail: each special byte at each place of two words and a tail.
+  for (char special : {'"', '\\', '\0', '\x1f', '\n'}) {
+    for (std::size_t at = 0; at < 19; ++at) {
+      std::string id(19, 'a');
+      id[at] = special;
+      outgoing_packet out;
+      out.type = "pong";
+      out.request_id = id;
+      boost::system::error_code ec;
+      auto all = boost::json::parse(encode_packet(out), ec);
+      ASSERT_FALSE(ec) << int(special) << " at " << at;
+      EXPECT_EQ(all.at("request_id").as_string(), id) << int(special) << " at " << at;
+    }
+  }
+}
+
+TEST(PacketEncode, ARawMemberIsAppendedToThePayloadAsItIs) {
+  outgoing_packet out;
+  out.type = "tool.invoke.ack";
+  out.payload = boost::json::object{{"tool_id", "echo_reverse"}};
+  out.raw_member_name = "result";
+  out.raw_member_json = R"( {"text":"cba","n":[1, 2]} )";
+  auto all = boost::json::parse(encode_packet(out));
+  EXPECT_EQ(all.at("payload"), boost::json::parse(R"({"tool_id":"echo_reverse","result":{"text":"cba","n":[1,2]}})"));
+  out.payload = boost::json::object{};
+  all = boost::json::parse(encode_packet(out));
+  EXPECT_EQ(all.at("payload"), boost::json::parse(R"({"result":{"text":"cba","n":[1,2]}})"));
+}
+
 TEST(PacketEncode, OmitsEmptyFieldsAndKeepsGivenIdAndTime) {
   outgoing_packet out;
   out.type = "pong";
