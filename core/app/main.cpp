@@ -1,6 +1,7 @@
 // xconnd: the Connector Server daemon.
 #include "core/base/config.hpp"
 #include "core/base/log.hpp"
+#include "core/app/open_file_limit.hpp"
 #include "core/app/server.hpp"
 
 #include <csignal>
@@ -51,6 +52,16 @@ int main(int argc, char** argv) {
     spdlog::info("config ok: {}", config_path);
     return 0;
   }
+
+  auto files = xconn::raise_open_file_limit(static_cast<std::uint64_t>(cfg->server.max_connections));
+  if (!files.enough())
+    spdlog::warn("open-file limit: {} (hard limit {}), but server.max_connections {} needs {}: past about {} connections "
+                 "new ones wait until others close; raise the hard limit (systemd LimitNOFILE=, ulimit -Hn)",
+                 files.after, files.hard, cfg->server.max_connections, files.needed,
+                 files.after > xconn::open_file_limit::reserve ? files.after - xconn::open_file_limit::reserve : 0);
+  else if (files.after != files.before)
+    spdlog::info("open-file limit raised from {} to {} (server.max_connections {} + {} for the rest)", files.before,
+                 files.after, cfg->server.max_connections, xconn::open_file_limit::reserve);
 
   // Signals are taken by this thread alone (sigwait), so every thread started later blocks them.
   sigset_t signals;

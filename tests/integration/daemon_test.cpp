@@ -10,9 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <memory>
+#include <regex>
 #include <vector>
 
 namespace xconn::test {
@@ -232,6 +234,38 @@ TEST(daemon, out_of_descriptors_the_accept_loop_backs_off_and_recovers) {
   EXPECT_LE(reports, 3u) << console.substr(0, 2000);
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(), 0) << console.substr(0, 2000);
+}
+
+TEST(daemon, raises_its_open_file_limit_for_max_connections_or_says_why_not) {
+  // server.max_connections is 4096 by default: xconnd wants 4096 + 256 descriptors.
+  rlimit mine{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &mine), 0);
+  if (mine.rlim_max >= 4352) {
+    temp_dir dir;
+    write_file(dir.path() / "xconnd.yaml", config_text());
+    daemon_process d({"--nofile=128:" + std::to_string(mine.rlim_max), xconnd_path().string(), "--config", "xconnd.yaml"},
+                     dir.path(), {}, "/usr/bin/prlimit");
+    ASSERT_NE(d.wait_listening(), 0) << d.console();
+    EXPECT_NE(d.console().find("open-file limit raised from 128 to 4352"), std::string::npos) << d.console();
+    auto limits = read_file("/proc/" + std::to_string(d.pid()) + "/limits");
+    EXPECT_TRUE(std::regex_search(limits, std::regex(R"(Max open files +4352 )"))) << limits;
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(), 0);
+  }
+  // A hard limit below the need: xconnd serves, and says why connections past it will wait.
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml", config_text());
+  daemon_process d({"--nofile=128:128", xconnd_path().string(), "--config", "xconnd.yaml"}, dir.path(), {},
+                   "/usr/bin/prlimit");
+  auto port = d.wait_listening();
+  ASSERT_NE(port, 0) << d.console();
+  EXPECT_NE(d.console().find("open-file limit: 128 (hard limit 128), but server.max_connections 4096 needs 4352"),
+            std::string::npos)
+      << d.console();
+  auto key = read_file(dir.path() / "var" / "xconn" / "api_key");
+  EXPECT_EQ(http_get(port, "/connectors/echo/health", key).status, 200);
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0);
 }
 
 TEST(daemon, planted_secrets_never_reach_the_log) {
