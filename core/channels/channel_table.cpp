@@ -198,12 +198,25 @@ std::optional<channel> channel_table::logout(std::string_view id) {
   c.target_status.clear();
   c.verifying = false;
   c.last_used = now_();
-  for (auto& [run_id, run] : runs_)
-    if (run.channel_id == id && run.state == auth_run_state::running) {
+  auto [first, last] = runs_by_channel_.equal_range(id);
+  for (auto it = first; it != last; ++it) {
+    auto& run = runs_.find(it->second)->second;
+    if (run.state == auth_run_state::running) {
       run.state = auth_run_state::canceled;
       run.last_used = c.last_used;
     }
+  }
   return c;
+}
+
+channel_table::run_iterator channel_table::erase_run(run_iterator run) {
+  auto [first, last] = runs_by_channel_.equal_range(run->second.channel_id);
+  for (auto it = first; it != last; ++it)
+    if (it->second == run->first) {
+      runs_by_channel_.erase(it);
+      break;
+    }
+  return runs_.erase(run);
 }
 
 std::vector<std::string> channel_table::expire(std::vector<std::string>* plugins) {
@@ -224,7 +237,7 @@ std::vector<std::string> channel_table::expire(std::vector<std::string>* plugins
     bool ended_long_ago = it->second.state != auth_run_state::running && now - it->second.last_used >= ended_run_kept;
     // A run nobody asked about for as long as an unused temporary channel lives is abandoned.
     bool abandoned = now - it->second.last_used >= std::max<std::chrono::seconds>(ttl_, ended_run_kept);
-    it = channel_gone || ended_long_ago || abandoned ? runs_.erase(it) : std::next(it);
+    it = channel_gone || ended_long_ago || abandoned ? erase_run(it) : std::next(it);
   }
   return dropped;
 }
@@ -234,8 +247,9 @@ bool channel_table::erase(std::string_view id) {
   if (it == channels_.end()) return false;
   count_temporary(it->second, -1);
   channels_.erase(it);
-  for (auto run = runs_.begin(); run != runs_.end();)
-    run = run->second.channel_id == id ? runs_.erase(run) : std::next(run);
+  auto [first, last] = runs_by_channel_.equal_range(id);
+  for (auto it = first; it != last; ++it) runs_.erase(it->second);
+  runs_by_channel_.erase(first, last);
   return true;
 }
 
@@ -262,6 +276,7 @@ std::string channel_table::begin_auth(std::string_view channel_id, std::string_v
   run.flow_id = flow_id;
   run.last_used = now_();
   std::string id = run.id;
+  runs_by_channel_.emplace(run.channel_id, id);
   runs_.emplace(id, std::move(run));
   return id;
 }
@@ -283,8 +298,9 @@ std::string channel_table::end_auth(std::string_view auth_session_id, auth_run_s
 }
 
 bool channel_table::auth_running(std::string_view channel_id) const {
-  for (const auto& [id, run] : runs_)
-    if (run.channel_id == channel_id && run.state == auth_run_state::running) return true;
+  auto [first, last] = runs_by_channel_.equal_range(channel_id);
+  for (auto it = first; it != last; ++it)
+    if (runs_.find(it->second)->second.state == auth_run_state::running) return true;
   return false;
 }
 

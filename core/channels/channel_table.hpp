@@ -147,6 +147,9 @@ class channel_table {
  private:
   // Adds delta to the temporary counts of c's owner and plugin when c is temporary.
   void count_temporary(const channel& c, int delta);
+  using run_iterator = std::map<std::string, auth_run, std::less<>>::iterator;
+  // Erases a run and its entry in runs_by_channel_; returns the next run.
+  run_iterator erase_run(run_iterator run);
 
   std::chrono::seconds ttl_;
   now_fn now_;
@@ -154,6 +157,8 @@ class channel_table {
   std::map<std::string, std::size_t, std::less<>> temporary_by_owner_, temporary_by_plugin_;
   std::map<std::string, channel, std::less<>> channels_;
   std::map<std::string, auth_run, std::less<>> runs_;
+  // channel id -> its runs' ids: a channel's runs without walking every run (100,000 sign-ins keep as many runs).
+  std::multimap<std::string, std::string, std::less<>> runs_by_channel_;
 };
 
 }  // namespace xconn

@@ -70,7 +70,7 @@ Drives xconnd (or the ws_ceiling server) over its WebSocket data plane and repor
   --key KEY             API key (default $XCONN_API_KEY, else the file named by --key-file)
   --key-file PATH       file holding the API key (default ./var/xconn/api_key)
   --scenario NAME       invoke | inbound | outbound | mixed | idle (default invoke)
-  --sockets N           WebSocket connections, each after its hello (1..4096, default 1)
+  --sockets N           WebSocket connections, each after its hello (1..20000, default 1)
   --channels M          channels in all, signed in with echo_token, spread over the sockets (default N)
   --inflight K          operations in flight per channel (1..1024, default 1)
   --threads T           client I/O threads (1..64, default 1)
@@ -81,7 +81,8 @@ Drives xconnd (or the ws_ceiling server) over its WebSocket data plane and repor
   --burst B             inbound: messages per echo_burst call (1..10000, default 100)
   --deltas D            outbound: deltas before each final (0..100, default 2)
   --text-bytes L        text length of generated messages (1..65536, default 64)
-  --server-pid PID      idle: report the server's resident memory per channel opened
+  --server-pid PID      idle: report the server's resident memory per socket and per channel opened
+  --ready-file PATH     create PATH once every socket and channel is set up (to start another run beside this one)
   --json                print the report as one JSON object on stdout
   --no-progress         no progress line on stderr
 )";
@@ -94,7 +95,7 @@ namespace {
 constexpr std::string_view unknown_option = "unknown option";
 std::string read_number(const std::string& name, const std::string& value, load_options& o) {
   struct int_option { const char* name; int* slot; int low, high; };
-  const int_option ints[] = {{"--sockets", &o.sockets, 1, 4096},   {"--channels", &o.channels, 1, 1000000},
+  const int_option ints[] = {{"--sockets", &o.sockets, 1, 20000},   {"--channels", &o.channels, 1, 1000000},
                              {"--inflight", &o.inflight, 1, 1024}, {"--threads", &o.threads, 1, 64},
                              {"--burst", &o.burst, 1, 10000},      {"--deltas", &o.deltas, 0, 100},
                              {"--text-bytes", &o.text_bytes, 1, 65536},
@@ -150,6 +151,9 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       key_given = true;
     } else if (name == "--key-file") {
       key_file = value;
+    } else if (name == "--ready-file") {
+      if (value.empty()) return bad("expected a path");
+      o.ready_file = value;
     } else if (name == "--scenario") {
       auto s = scenario_named(value);
       if (!s) return bad("expected invoke, inbound, outbound, mixed or idle");

@@ -30,6 +30,7 @@ struct load_options {
   int deltas = 2;                  // outbound: deltas before each final
   int text_bytes = 64;             // text length in every generated message
   int server_pid = 0;              // idle: measure this process's RSS around the channel set-up
+  std::string ready_file;          // created once every socket and channel is set up (another run may start)
   bool json = false;
   bool progress = true;
 };

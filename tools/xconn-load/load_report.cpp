@@ -44,6 +44,8 @@ std::string to_text(const run_report& r) {
       << o.threads << " client threads";
   if (o.rate > 0) out << format(", paced at %.0f/s", o.rate);
   out << "\n";
+  out << format("  set-up       %.2f s (%d sockets with their hellos, %d channels signed in)\n", r.setup_s, o.sockets,
+                o.channels);
   out << format("  elapsed      %.2f s\n", r.elapsed_s);
   out << format("  operations   %llu (%.0f/s)\n", static_cast<unsigned long long>(t.operations), r.rate());
   out << format("  latency ms   p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  (%llu samples)\n", r.latency.p50_ms,
@@ -58,9 +60,9 @@ std::string to_text(const run_report& r) {
   out << format("  client CPU   busiest thread %.0f %% of the window%s\n", 100 * r.client_busiest_share,
                 r.client_bound() ? ": the client was the bottleneck (add --threads)" : "");
   if (r.memory)
-    out << format("  server RSS   %.1f MiB before, %.1f MiB with the channels: %lld bytes per channel\n",
+    out << format("  server RSS   %.1f MiB before, %.1f MiB with the channels: %lld bytes per channel, %lld per socket\n",
                   r.memory->rss_before_bytes / 1048576.0, r.memory->rss_after_bytes / 1048576.0,
-                  r.memory->per_channel_bytes());
+                  r.memory->per_channel_bytes(), r.memory->per_socket_bytes());
   return out.str();
 }
 
@@ -77,6 +79,7 @@ std::string to_json(const run_report& r) {
       {"inflight", o.inflight},
       {"rate", o.rate},
       {"threads", o.threads},
+      {"setup_s", r.setup_s},
       {"elapsed_s", r.elapsed_s},
       {"operations", t.operations},
       {"ops_per_s", r.rate()},
@@ -95,7 +98,8 @@ std::string to_json(const run_report& r) {
   if (r.memory)
     report["memory"] = {{"rss_before_bytes", r.memory->rss_before_bytes},
                         {"rss_after_bytes", r.memory->rss_after_bytes},
-                        {"per_channel_bytes", r.memory->per_channel_bytes()}};
+                        {"per_channel_bytes", r.memory->per_channel_bytes()},
+                        {"per_socket_bytes", r.memory->per_socket_bytes()}};
   return json::serialize(report);
 }
 

@@ -11,13 +11,17 @@ namespace xconn::load {
 
 struct memory_reading {
   long long rss_before_bytes = 0, rss_after_bytes = 0;  // before the sockets, after every channel signed in
-  int channels = 0;
+  int sockets = 0, channels = 0;
+  // What the sockets and their channels added, shared out per channel and per socket (each figure holds the
+  // other's share too: runs with one channel a socket and with many channels a socket tell them apart).
   long long per_channel_bytes() const { return channels > 0 ? (rss_after_bytes - rss_before_bytes) / channels : 0; }
+  long long per_socket_bytes() const { return sockets > 0 ? (rss_after_bytes - rss_before_bytes) / sockets : 0; }
 };
 
 struct run_report {
   const load_options* opts = nullptr;
   double elapsed_s = 0;
+  double setup_s = 0;  // from the first connect to the last channel signed in (every hello included)
   std::uint64_t operations_in_window = 0;  // answered within elapsed_s: what the rate counts
   driver_totals totals;
   latency_summary latency;

@@ -11,11 +11,13 @@
 #include <boost/json.hpp>
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -161,6 +163,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const load_options& o = *parsed.options;
+  // One descriptor per socket and a few more: raise the soft limit as far as the hard one allows, or say why not.
+  rlimit files{};
+  const rlim_t files_needed = static_cast<rlim_t>(o.sockets) + 64;
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files_needed) {
+    files.rlim_cur = std::min(files_needed, files.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &files);
+    if (files.rlim_cur < files_needed) {
+      std::cerr << "xconn-load: " << o.sockets << " sockets need " << files_needed
+                << " open files, the hard limit is " << files.rlim_max << " (raise it: ulimit -Hn)\n";
+      return 2;
+    }
+  }
   run_state run(o);
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(o.host), o.port);
   if (o.target == target_kind::xconnd) {
@@ -186,6 +200,7 @@ int main(int argc, char** argv) {
   report.opts = &o;
   memory_reading memory;
   if (o.server_pid) memory.rss_before_bytes = resident_bytes(o.server_pid);
+  const auto setup_start = steady::now();
   if (auto failure = set_up_all(drivers, threads, request); !failure.empty()) {
     std::cerr << "xconn-load: set-up failed: " << failure << "\n";
     run.stopping = true;
@@ -193,6 +208,8 @@ int main(int argc, char** argv) {
     threads.join(std::chrono::seconds(2));
     return 1;
   }
+  report.setup_s = std::chrono::duration<double>(steady::now() - setup_start).count();
+  if (!o.ready_file.empty()) std::ofstream(o.ready_file) << report.setup_s << "\n";
 
   auto cpu_before = threads.cpu_seconds();
   for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->start(); });
@@ -203,6 +220,7 @@ int main(int argc, char** argv) {
   if (o.server_pid) {
     memory.rss_after_bytes = resident_bytes(o.server_pid);
     memory.channels = o.channels;
+    memory.sockets = o.sockets;
     report.memory = memory;
   }
 

@@ -151,6 +151,23 @@ TEST(ChannelTableLongTtl, EndedRunsGoAfterEndedRunKeptRunningOnesAfterTheTtl) {
   EXPECT_FALSE(table.find_auth(id, running));
 }
 
+TEST_F(ChannelTable, AnErasedChannelTakesItsRunsAndOnlyThem) {
+  auto gone = open_new();
+  auto kept = open_new();
+  std::vector<std::string> gone_runs, kept_runs;
+  for (int i = 0; i < 3; ++i) {
+    gone_runs.push_back(table.begin_auth(gone, "f"));
+    kept_runs.push_back(table.begin_auth(kept, "f"));
+  }
+  ASSERT_TRUE(table.erase(gone));
+  EXPECT_FALSE(table.auth_running(gone));
+  for (const auto& run : gone_runs) EXPECT_FALSE(table.find_auth(gone, run));
+  for (const auto& run : kept_runs) EXPECT_EQ(table.find_auth(kept, run)->state, auth_run_state::running);
+  EXPECT_TRUE(table.auth_running(kept));
+  ASSERT_TRUE(table.logout(kept));  // the kept channel's index still finds every run of it
+  for (const auto& run : kept_runs) EXPECT_EQ(table.find_auth(kept, run)->state, auth_run_state::canceled);
+}
+
 TEST_F(ChannelTable, RunsOfAnExpiredChannelAreDropped) {
   auto id = open_new();
   auto run = table.begin_auth(id, "f");
