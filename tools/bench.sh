@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # xconn's bench tools in one run: the Google Benchmark programs (each beside its baseline), then xconn-load
 # against a fresh xconnd and against bench/ws_ceiling at N = 1, 4, 16, 64 sockets for every scenario, invoke at
-# half the load it reached at 64 sockets, and the idle memory of 10,000 signed-in channels.
+# half the load it reached at 64 sockets, and the idle memory of 10,000 signed-in channels; then the scale runs, each
+# on a fresh xconnd: 1,000, 10,000 and 100,000 signed-in channels (memory per channel, set-up time), 10,000 sockets
+# (memory per socket, the time to set them up) and invoke latency at a paced rate alone and while those idle.
 # Writes bench/results/<date>.json, <date>.md and <date>-throughput.png, <date>-latency.png (gnuplot).
 # Every step is bounded (a duration per run; the whole sweep takes a few minutes).
 #
 # Every load run is repeated (--repeat, 3 by default), the ceiling and xconnd taking turns, and the report keeps
 # the median: these machines are shared and noisy.
 #
-# usage: tools/bench.sh [--seconds S] [--sockets "1 4 16 64"] [--repeat R] [--build DIR] [--no-micro]
+# usage: tools/bench.sh [--seconds S] [--sockets "1 4 16 64"] [--repeat R] [--build DIR] [--no-micro] [--no-scale]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,6 +19,7 @@ sweep="1 4 16 64"
 repeat=3
 build=build
 micro=1
+scale=1
 while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -24,7 +27,8 @@ while (($#)); do
     --repeat) repeat=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --no-micro) micro=0; shift ;;
-    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--repeat R] [--build DIR] [--no-micro]" >&2
+    --no-scale) scale=0; shift ;;
+    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--repeat R] [--build DIR] [--no-micro] [--no-scale]" >&2
        exit 2 ;;
   esac
 done
@@ -119,6 +123,56 @@ print(max(1, int(statistics.median(rates) / 2)))")
 for ((r = 1; r <= repeat; r++)); do
   load "xconnd-invoke-$top-half-r$r" --server "$xconnd" --sockets "$top" --rate "$half" --duration "$seconds"
 done
+
+# ---- scale: each on a fresh xconnd (its RSS starts from nothing), room for 10,000 sockets and 100,000 channels ----
+scale_server() {  # label: starts it; sets scale_pid, scale_addr, scale_key
+  local dir=$work/scale-$1
+  mkdir -p "$dir"
+  cat > "$dir/xconnd.yaml" << YAML
+server:
+  listen: "127.0.0.1:0"
+  io_threads: $io_threads
+  max_connections: 12000
+store:
+  path: "$dir/var"
+plugins:
+  dir: "$root/$build/plugins"
+  watch: false
+  allow: ["echo"]
+  threads: $io_threads
+leases:
+  max_temporary_per_connector: 200000
+YAML
+  "$bin/xconnd" --config "$dir/xconnd.yaml" > "$dir/xconnd.log" 2>&1 &
+  scale_pid=$!; pids+=("$scale_pid")
+  scale_addr=127.0.0.1:$(port_of "$dir/xconnd.log")
+  scale_key=$(head -1 "$dir/var/api_key")
+}
+scale_stop() { kill "$scale_pid" 2> /dev/null || true; wait "$scale_pid" 2> /dev/null || true; }
+if ((scale)); then
+  for channels in 1000 10000 100000; do
+    scale_server "channels-$channels"
+    load "scale-channels-$channels" --server "$scale_addr" --key "$scale_key" --scenario idle --sockets 16 \
+      --channels "$channels" --duration 1 --threads 2 --server-pid "$scale_pid"
+    scale_stop
+  done
+  # Invoke at a modest paced rate on 16 sockets, alone and then while 10,000 other sockets idle on the same server.
+  scale_server sockets
+  load "scale-invoke-alone" --server "$scale_addr" --key "$scale_key" --sockets 16 --rate 1000 --duration "$seconds"
+  rm -f "$work/ready"
+  load "scale-sockets-10000" --server "$scale_addr" --key "$scale_key" --scenario idle --sockets 10000 \
+    --duration $((seconds + 5)) --threads 2 --server-pid "$scale_pid" --ready-file "$work/ready" &
+  idle_load=$!
+  for _ in $(seq 1 1200); do [ -f "$work/ready" ] && break; sleep 0.1; done  # the set-up: at most 2 minutes
+  if [ -f "$work/ready" ]; then
+    load "scale-invoke-while-10000-idle" --server "$scale_addr" --key "$scale_key" --sockets 16 --rate 1000 \
+      --duration "$seconds"
+  else
+    echo "bench.sh: 10,000 sockets were not set up within 2 minutes" >&2
+  fi
+  wait "$idle_load" 2> /dev/null || true  # its idle window (5 s longer than the invoke run) ends by itself
+  scale_stop
+fi
 
 python3 tools/bench_report.py --micro "$work/micro" --load "$work/load" --date "$date" --seconds "$seconds" \
   --out "$out"

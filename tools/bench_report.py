@@ -80,6 +80,32 @@ def micro_ratios(rows):
     return out
 
 
+def scale_lines(scale):
+    """The scale runs as Markdown: memory per channel and per socket, set-up times, invoke latency beside idle sockets."""
+    lines = []
+    channels = [(k, r) for k, r in scale.items() if k.startswith("scale-channels-") and r and r.get("memory")]
+    if channels:
+        lines += ["", "Scale, each on a fresh xconnd (signed-in channels on 16 sockets; `RSS added` is after the set-up less "
+                      "before it):", "", "| channels | set-up s | RSS added MiB | bytes per channel |", "|---:|---:|---:|---:|"]
+        for _, r in sorted(channels, key=lambda kr: kr[1]["channels"]):
+            m = r["memory"]
+            lines.append(f"| {r['channels']:,} | {r['setup_s']:.1f} | "
+                         f"{(m['rss_after_bytes'] - m['rss_before_bytes']) / 1048576:.1f} | {fmt(m['per_channel_bytes'])} |")
+    sockets = scale.get("scale-sockets-10000")
+    if sockets and sockets.get("memory"):
+        m = sockets["memory"]
+        lines += ["", f"{sockets['sockets']:,} sockets, each after its hello with one signed-in channel: set up in "
+                      f"{sockets['setup_s']:.1f} s; {fmt(m['per_socket_bytes'])} bytes of RSS per socket (its channel "
+                      "included)."]
+    alone, beside = scale.get("scale-invoke-alone"), scale.get("scale-invoke-while-10000-idle")
+    if alone and beside:
+        a, b = alone["latency_ms"], beside["latency_ms"]
+        lines += ["", f"invoke at {fmt(alone['rate'])}/s on 16 sockets: alone p50 {a['p50']:.3f} ms, p99 {a['p99']:.3f} ms; "
+                      f"while 10,000 other sockets idle on the same server p50 {b['p50']:.3f} ms, p99 {b['p99']:.3f} ms "
+                      f"(p99 {b['p99'] / a['p99']:.2f}x)." if a["p99"] else ""]
+    return lines
+
+
 def fmt(x, digits=0):
     return "–" if x is None else f"{x:,.{digits}f}"
 
@@ -123,11 +149,12 @@ def main():
     half_reps = next((v for k, v in runs.items() if k.endswith("-half")), [])
     half = median_run(half_reps, lambda r: r["latency_ms"]["p99"])
     idle = (runs.get("xconnd-idle-10000") or [None])[0]
+    scale = {k: (v or [None])[0] for k, v in runs.items() if k.startswith("scale-")}
     result = {"date": a.date, "seconds_per_run": float(a.seconds), "cores": os.cpu_count(),
               "machine": platform.machine(), "micro": micro_rows(a.micro), "load": table,
               "micro_ratios": [],
               "invoke_half_load": half, "invoke_half_load_p99_each": [r["latency_ms"]["p99"] for r in half_reps if r],
-              "idle": idle, "raw": runs}
+              "idle": idle, "scale": scale, "raw": runs}
     result["micro_ratios"] = micro_ratios(result["micro"])
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, f"{a.date}.json"), "w") as f:
@@ -160,6 +187,7 @@ def main():
         md += ["", f"idle: {idle['channels']:,} signed-in channels on {idle['sockets']} sockets raised xconnd's RSS "
                    f"from {m['rss_before_bytes'] / 1048576:.1f} MiB to {m['rss_after_bytes'] / 1048576:.1f} MiB: "
                    f"{fmt(m['per_channel_bytes'])} bytes per channel."]
+    md += scale_lines(scale)
     if result["micro_ratios"]:
         md += ["", "| micro-benchmark beside its baseline | measured | baseline | ratio |", "|---|---:|---:|---:|"]
         for r in result["micro_ratios"]:
