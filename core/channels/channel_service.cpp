@@ -146,7 +146,7 @@ void channel_service::authenticate(std::string_view id, json::object binding, st
 void channel_service::undo_sign_in(const channel& before) {
   {
     std::lock_guard lock(mutex_);
-    table_.undo_authenticate(before.id, before);
+    table_.undo_authenticate(before);
   }
   note_status(before.id, "sign_in_not_recorded");
   // The plugin accepted a first sign-in the host cannot keep: it signs the channel out again, so that both hold

@@ -165,8 +165,8 @@ std::optional<channel> channel_table::authenticate(std::string_view id, json::ob
   return c;
 }
 
-void channel_table::undo_authenticate(std::string_view id, const channel& before) {
-  auto it = channels_.find(id);
+void channel_table::undo_authenticate(const channel& before) {
+  auto it = channels_.find(before.id);
   if (it == channels_.end()) return;
   auto& c = it->second;
   count_temporary(c, -1);

@@ -106,8 +106,9 @@ class channel_table {
   bool close(std::string_view id, const channel_route* route);
   // First or renewed login: binding kept, the channel persistent. Returns the new state, nullopt when gone.
   std::optional<channel> authenticate(std::string_view id, boost::json::object binding);
-  // A sign-in that could not be recorded: the channel's sign-in state goes back to `before`'s (route and use kept).
-  void undo_authenticate(std::string_view id, const channel& before);
+  // A sign-in that could not be recorded: the channel before.id's sign-in state goes back to before's (route and use
+  // kept).
+  void undo_authenticate(const channel& before);
   // Logout: binding cleared, running auth runs canceled; the channel stays (persistent stays persistent).
   std::optional<channel> logout(std::string_view id);
   // The plugin reports the state of a signed-in channel's binding (status "" clears it); tools, when given,
