@@ -126,6 +126,44 @@ TEST_F(load_tool, outbound_and_mixed_runs_add_up) {
   EXPECT_EQ(count_of(mixed, "inbound_acked"), 30u);
 }
 
+TEST_F(load_tool, uploads_and_downloads_move_every_byte_over_http) {
+  auto port = start_xconnd();
+  ASSERT_NE(port, 0) << server_->console();
+  const std::string server = "127.0.0.1:" + std::to_string(port);
+  // Not a multiple of the store's 64 KiB chunks, so the last chunk is a short one.
+  const std::uint64_t size = 200'000;
+  ASSERT_EQ(run_load({"--server", server, "--scenario", "upload", "--sockets", "2", "--file-bytes",
+                      std::to_string(size), "--count", "12"}),
+            0)
+      << load_->console();
+  auto uploads = report_of(*load_);
+  expect_clean(uploads, 12);
+  EXPECT_EQ(count_of(uploads, "file_bytes"), size);
+  EXPECT_GT(uploads.at("bytes_per_s").to_number<double>(), 0.0);
+
+  // A download fetches the file its connection uploaded at set-up; a body of any other length is an error.
+  ASSERT_EQ(run_load({"--server", server, "--scenario", "download", "--sockets", "2", "--file-bytes",
+                      std::to_string(size), "--count", "20"}),
+            0)
+      << load_->console();
+  expect_clean(report_of(*load_), 20);
+}
+
+TEST_F(load_tool, the_ceiling_serves_downloads_of_the_asked_size_from_memory) {
+  daemon_process ceiling({"--listen", "127.0.0.1:0", "--threads", "1"}, dir_.path(), {}, ws_ceiling_path());
+  auto port = ceiling.wait_listening();
+  ASSERT_NE(port, 0) << ceiling.console();
+  ASSERT_EQ(run_load({"--ceiling", "127.0.0.1:" + std::to_string(port), "--scenario", "download", "--sockets", "2",
+                      "--file-bytes", "300001", "--count", "30"}),
+            0)
+      << load_->console();
+  auto report = report_of(*load_);
+  expect_clean(report, 30);
+  EXPECT_EQ(count_of(report, "frames_received"), 30u);
+  ceiling.signal(SIGTERM);
+  EXPECT_EQ(ceiling.wait_exit(), 0) << ceiling.console();
+}
+
 TEST_F(load_tool, the_ceiling_answers_every_frame_with_one_of_the_same_size) {
   daemon_process ceiling({"--listen", "127.0.0.1:0", "--threads", "1"}, dir_.path(), {}, ws_ceiling_path());
   auto port = ceiling.wait_listening();
@@ -150,6 +188,8 @@ TEST_F(load_tool, refuses_bad_options_and_a_wrong_key_with_a_clear_message) {
       {"--sockets", "4", "--channels", "2"},    // a socket without a channel
       {"--scenario", "flood"},                  // unknown scenario
       {"--ceiling", "127.0.0.1:1", "--scenario", "inbound"},  // the ceiling only echoes
+      {"--scenario", "upload", "--file-bytes", "0"},           // a file of nothing
+      {"--scenario", "upload", "--rate", "10"},                // transfers are not paced
       {"--frobnicate"},                         // unknown option
   };
   for (const auto& args : bad) {

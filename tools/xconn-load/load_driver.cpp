@@ -254,6 +254,7 @@ void load_driver::on_chat_message(const packet_view& push) {
 // ---- operations ----
 
 void load_driver::start() {
+  if (moves_files(run_.opts.what)) return;  // the socket only holds its channels signed in
   if (run_.opts.rate > 0) {
     // Sockets start out of phase, a fraction of the interval apart, so that their sends interleave instead of
     // arriving all at once (which would measure a burst, not the rate).

@@ -30,6 +30,7 @@ class load_driver : public std::enable_shared_from_this<load_driver> {
   void start();   // every channel slot begins its operations
   void finish();  // the run is over: counts what is still unanswered and closes the socket
   driver_totals take_totals() { return std::move(totals_); }
+  const std::string& first_channel_id() const { return channels_.front().id; }
 
  private:
   using clock = std::chrono::steady_clock;

@@ -18,7 +18,8 @@ std::optional<T> number_in(const std::string& text, T low, T high) {
 }
 
 std::optional<scenario> scenario_named(const std::string& name) {
-  for (auto s : {scenario::invoke, scenario::inbound, scenario::outbound, scenario::mixed, scenario::idle})
+  for (auto s : {scenario::invoke, scenario::inbound, scenario::outbound, scenario::mixed, scenario::idle,
+                 scenario::upload, scenario::download})
     if (to_string(s) == name) return s;
   return std::nullopt;
 }
@@ -56,20 +57,26 @@ std::string_view to_string(scenario s) {
     case scenario::outbound: return "outbound";
     case scenario::mixed: return "mixed";
     case scenario::idle: return "idle";
+    case scenario::upload: return "upload";
+    case scenario::download: return "download";
   }
   return "?";
 }
 
 std::string usage() {
   return R"(usage: xconn-load [options]
-Drives xconnd (or the ws_ceiling server) over its WebSocket data plane and reports throughput and latency.
+Drives xconnd (or the ws_ceiling server) over its WebSocket data plane, or its file transfers over HTTP, and
+reports throughput and latency.
 
   --server HOST:PORT    xconnd to load (default 127.0.0.1:8840; loopback only)
-  --ceiling HOST:PORT   load bench/ws_ceiling instead, with the same frames (no hello, no channels)
+  --ceiling HOST:PORT   load bench/ws_ceiling instead, with the same frames (no hello, no channels): invoke,
+                        or download (GET /bytes/N from its memory)
   --plugin ID           connector to use (default echo)
   --key KEY             API key (default $XCONN_API_KEY, else the file named by --key-file)
   --key-file PATH       file holding the API key (default ./var/xconn/api_key)
-  --scenario NAME       invoke | inbound | outbound | mixed | idle (default invoke)
+  --scenario NAME       invoke | inbound | outbound | mixed | idle | upload | download (default invoke);
+                        upload and download: one HTTP connection beside each socket, one request at a time,
+                        each naming the socket's first channel
   --sockets N           WebSocket connections, each after its hello (1..20000, default 1)
   --channels M          channels in all, signed in with echo_token, spread over the sockets (default N)
   --inflight K          operations in flight per channel (1..1024, default 1)
@@ -81,6 +88,7 @@ Drives xconnd (or the ws_ceiling server) over its WebSocket data plane and repor
   --burst B             inbound: messages per echo_burst call (1..10000, default 100)
   --deltas D            outbound: deltas before each final (0..100, default 2)
   --text-bytes L        text length of generated messages (1..65536, default 64)
+  --file-bytes F        upload, download: bytes in each file (1..1073741824, default 1048576)
   --server-pid PID      idle: report the server's resident memory per socket and per channel opened
   --ready-file PATH     create PATH once every socket and channel is set up (to start another run beside this one)
   --json                print the report as one JSON object on stdout
@@ -115,6 +123,10 @@ std::string read_number(const std::string& name, const std::string& value, load_
     auto r = number_in<double>(value, 1, 10'000'000);
     if (!r) return "expected operations per second, 1..10000000";
     o.rate = *r;
+  } else if (name == "--file-bytes") {
+    auto n = number_in<std::uint64_t>(value, 1, 1ull << 30);
+    if (!n) return "expected bytes, 1..1073741824";
+    o.file_bytes = *n;
   } else if (name == "--count") {
     auto n = number_in<std::uint64_t>(value, 1, 1'000'000'000'000ull);
     if (!n) return "expected a positive integer";
@@ -156,7 +168,7 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
       o.ready_file = value;
     } else if (name == "--scenario") {
       auto s = scenario_named(value);
-      if (!s) return bad("expected invoke, inbound, outbound, mixed or idle");
+      if (!s) return bad("expected invoke, inbound, outbound, mixed, idle, upload or download");
       o.what = *s;
     } else if (auto why = read_number(name, value, o); !why.empty()) {
       return why == unknown_option ? fail(name + ": unknown option") : bad(why);
@@ -164,9 +176,9 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
   }
   if (o.channels == 0) o.channels = o.sockets;
   if (o.channels < o.sockets) return fail("--channels must be at least --sockets (every socket carries a channel)");
-  if (o.target == target_kind::ceiling && o.what != scenario::invoke)
-    return fail("--ceiling runs the invoke frames only (--scenario invoke)");
-  if (o.rate > 0 && (o.what == scenario::inbound || o.what == scenario::idle))
+  if (o.target == target_kind::ceiling && o.what != scenario::invoke && o.what != scenario::download)
+    return fail("--ceiling answers invoke frames and downloads only (--scenario invoke or download)");
+  if (o.rate > 0 && o.what != scenario::invoke && o.what != scenario::outbound && o.what != scenario::mixed)
     return fail("--rate paces invoke, outbound and mixed operations only");
   if (!key_given && o.target == target_kind::xconnd) {
     if (const char* env = std::getenv("XCONN_API_KEY"); env && *env) o.key = env;

@@ -9,7 +9,7 @@
 
 namespace xconn::load {
 
-enum class scenario { invoke, inbound, outbound, mixed, idle };
+enum class scenario { invoke, inbound, outbound, mixed, idle, upload, download };
 enum class target_kind { xconnd, ceiling };
 
 struct load_options {
@@ -29,6 +29,7 @@ struct load_options {
   int burst = 100;                 // inbound: messages per echo_burst call
   int deltas = 2;                  // outbound: deltas before each final
   int text_bytes = 64;             // text length in every generated message
+  std::uint64_t file_bytes = 1 << 20;  // upload, download: the size of each file
   int server_pid = 0;              // idle: measure this process's RSS around the channel set-up
   std::string ready_file;          // created once every socket and channel is set up (another run may start)
   bool json = false;
@@ -36,6 +37,8 @@ struct load_options {
 };
 
 std::string_view to_string(scenario s);
+// upload and download run over HTTP beside the WebSocket that signed their channel in.
+inline bool moves_files(scenario s) { return s == scenario::upload || s == scenario::download; }
 
 // The options, or a message saying what is wrong (or the usage text, for --help).
 struct parse_outcome {

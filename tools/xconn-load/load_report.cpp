@@ -48,6 +48,9 @@ std::string to_text(const run_report& r) {
                 o.channels);
   out << format("  elapsed      %.2f s\n", r.elapsed_s);
   out << format("  operations   %llu (%.0f/s)\n", static_cast<unsigned long long>(t.operations), r.rate());
+  if (moves_files(o.what))
+    out << format("  files        %llu bytes each: %.1f MB/s\n", static_cast<unsigned long long>(o.file_bytes),
+                  r.bytes_per_s() / 1e6);
   out << format("  latency ms   p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  (%llu samples)\n", r.latency.p50_ms,
                 r.latency.p90_ms, r.latency.p99_ms, r.latency.max_ms,
                 static_cast<unsigned long long>(r.latency.samples));
@@ -83,6 +86,8 @@ std::string to_json(const run_report& r) {
       {"elapsed_s", r.elapsed_s},
       {"operations", t.operations},
       {"ops_per_s", r.rate()},
+      {"file_bytes", moves_files(o.what) ? o.file_bytes : 0},
+      {"bytes_per_s", r.bytes_per_s()},
       {"latency_ms",
        {{"p50", r.latency.p50_ms}, {"p90", r.latency.p90_ms}, {"p99", r.latency.p99_ms}, {"max", r.latency.max_ms},
         {"samples", r.latency.samples}}},

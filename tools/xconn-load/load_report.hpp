@@ -33,6 +33,8 @@ struct run_report {
   bool client_bound() const { return client_busiest_share >= client_bound_share; }
 
   double rate() const { return elapsed_s > 0 ? static_cast<double>(operations_in_window) / elapsed_s : 0; }
+  // upload, download: file bytes moved per second (0 for the other scenarios)
+  double bytes_per_s() const { return moves_files(opts->what) ? rate() * static_cast<double>(opts->file_bytes) : 0; }
 };
 
 std::string progress_line(double seconds, std::uint64_t completed, double rate, std::uint64_t errors,

@@ -3,6 +3,7 @@
 #include "load_driver.hpp"
 #include "load_options.hpp"
 #include "load_report.hpp"
+#include "load_transfer.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -101,16 +102,16 @@ class client_threads {
   std::vector<std::thread> threads_;
 };
 
-// Every driver's set-up; the first failure, or "".
-std::string set_up_all(std::vector<std::shared_ptr<load_driver>>& drivers, client_threads& threads,
-                       const upgrade_request& request) {
+// Every driver's set-up (a load_driver's or a transfer_client's); the first failure, or "".
+template <typename Driver, typename... Args>
+std::string set_up_all(std::vector<std::shared_ptr<Driver>>& drivers, client_threads& threads, const Args&... args) {
   std::mutex m;
   std::condition_variable cv;
   std::size_t done = 0;
   std::string failure;
   for (std::size_t i = 0; i < drivers.size(); ++i)
     asio::post(threads.at(i), [&, d = drivers[i]] {
-      d->set_up(request, [&](std::string why) {
+      d->set_up(args..., [&](std::string why) {
         std::lock_guard lock(m);
         if (!why.empty() && failure.empty()) failure = why;
         ++done;
@@ -190,7 +191,9 @@ int main(int argc, char** argv) {
 
   client_threads threads(o.threads);
   std::vector<std::shared_ptr<load_driver>> drivers;
-  for (int i = 0; i < o.sockets; ++i) {
+  // The ceiling's downloads need no WebSocket: it has no channels to sign in.
+  const int websockets = moves_files(o.what) && o.target == target_kind::ceiling ? 0 : o.sockets;
+  for (int i = 0; i < websockets; ++i) {
     // Channels spread evenly: socket i carries channels i, i + N, i + 2N, ...
     int channels = o.channels / o.sockets + (i < o.channels % o.sockets ? 1 : 0);
     drivers.push_back(std::make_shared<load_driver>(threads.at(static_cast<std::size_t>(i)), run, i, channels));
@@ -201,10 +204,23 @@ int main(int argc, char** argv) {
   memory_reading memory;
   if (o.server_pid) memory.rss_before_bytes = resident_bytes(o.server_pid);
   const auto setup_start = steady::now();
-  if (auto failure = set_up_all(drivers, threads, request); !failure.empty()) {
+  std::vector<std::shared_ptr<transfer_client>> transfers;
+  auto failure = set_up_all(drivers, threads, request);
+  if (failure.empty() && moves_files(o.what)) {
+    for (int i = 0; i < o.sockets; ++i)
+      transfers.push_back(std::make_shared<transfer_client>(
+          threads.at(static_cast<std::size_t>(i)), run, endpoint,
+          drivers.empty() ? std::string() : drivers[static_cast<std::size_t>(i)]->first_channel_id()));
+    failure = set_up_all(transfers, threads);
+  }
+  auto finish_all = [&] {
+    for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->finish(); });
+    for (std::size_t i = 0; i < transfers.size(); ++i) asio::post(threads.at(i), [t = transfers[i]] { t->finish(); });
+  };
+  if (!failure.empty()) {
     std::cerr << "xconn-load: set-up failed: " << failure << "\n";
     run.stopping = true;
-    for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->finish(); });
+    finish_all();
     threads.join(std::chrono::seconds(2));
     return 1;
   }
@@ -213,6 +229,7 @@ int main(int argc, char** argv) {
 
   auto cpu_before = threads.cpu_seconds();
   for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->start(); });
+  for (std::size_t i = 0; i < transfers.size(); ++i) asio::post(threads.at(i), [t = transfers[i]] { t->start(); });
   measure_window(o, run, report);
   auto cpu_after = threads.cpu_seconds();
   for (std::size_t i = 0; i < cpu_after.size() && report.elapsed_s > 0; ++i)
@@ -228,10 +245,11 @@ int main(int argc, char** argv) {
   run.stopping = true;
   const auto drain_until = steady::now() + std::chrono::seconds(5);
   while (run.in_flight.load() > 0 && steady::now() < drain_until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  for (std::size_t i = 0; i < drivers.size(); ++i) asio::post(threads.at(i), [d = drivers[i]] { d->finish(); });
+  finish_all();
   threads.join(std::chrono::seconds(5));
 
   for (auto& d : drivers) report.totals.merge(d->take_totals());
+  for (auto& t : transfers) report.totals.merge(t->take_totals());
   report.latency = report.totals.latency.summarize();
   if (o.json)
     std::cout << to_json(report) << "\n";
