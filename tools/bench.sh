@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # xconn's bench tools in one run: the Google Benchmark programs (each beside its baseline), then xconn-load
-# against a fresh xconnd and against bench/ws_ceiling at N = 1, 4, 16, 64 sockets for every scenario, invoke at
-# half the load it reached at 64 sockets, and the idle memory of 10,000 signed-in channels; then the scale runs, each
+# against a fresh xconnd and against bench/ws_ceiling at N = 1, 4, 16, 64 sockets for every scenario (invoke also
+# with 8 in flight per channel), invoke at half the load it reached at 64 sockets, the idle memory of 10,000
+# signed-in channels, and file uploads and downloads at 1 and 4 sockets beside their ceilings (the store's disk
+# writing one file fdatasync'd once; ws_ceiling serving the same bytes from memory); then the scale runs, each
 # on a fresh xconnd: 1,000, 10,000 and 100,000 signed-in channels (memory per channel, set-up time), 10,000 sockets
 # (memory per socket, the time to set them up) and invoke latency at a paced rate alone and while those idle.
 # Writes bench/results/<date>.json, <date>.md and <date>-throughput.png, <date>-latency.png (gnuplot).
@@ -74,6 +76,7 @@ server:
   io_threads: $io_threads
 store:
   path: "$work/var"
+  map_size_bytes: 17179869184  # room for the uploads: at most 6 runs of 1 GiB (--count 1024 files of 1 MiB)
 plugins:
   dir: "$root/$build/plugins"
   watch: false
@@ -114,6 +117,28 @@ for n in $sweep; do
     for scenario in invoke inbound outbound mixed; do
       load "xconnd-$scenario-$n-r$r" --server "$xconnd" --scenario "$scenario" --sockets "$n" --duration "$seconds"
     done
+    load "ceiling-invoke8-$n-r$r" --ceiling "$ceiling" --sockets "$n" --inflight 8 --duration "$seconds"
+    load "xconnd-invoke8-$n-r$r" --server "$xconnd" --sockets "$n" --inflight 8 --duration "$seconds"
+  done
+done
+
+# File transfers, 1 MiB files. The disk ceiling: dd writes 256 MiB beside the store and fdatasyncs once.
+disk_ceiling() {  # label
+  local line
+  line=$(dd if=/dev/zero of="$work/var/disk-ceiling" bs=1M count=256 conv=fdatasync 2>&1 | grep 'bytes' || true)
+  rm -f "$work/var/disk-ceiling"
+  python3 -c "import json, re, sys
+m = re.match(r'(\d+) bytes.*copied, ([0-9.]+) s', sys.argv[1])
+print(json.dumps({'bytes_per_s': int(m.group(1)) / float(m.group(2)) if m else 0, 'dd': sys.argv[1]}))" "$line" \
+    > "$work/load/$1.json"
+}
+for n in 1 4; do
+  for ((r = 1; r <= repeat; r++)); do
+    disk_ceiling "disk-ceiling-$n-r$r"
+    load "xconnd-upload-$n-r$r" --server "$xconnd" --scenario upload --sockets "$n" --duration "$seconds" \
+      --count 1024
+    load "ceiling-download-$n-r$r" --ceiling "$ceiling" --scenario download --sockets "$n" --duration "$seconds"
+    load "xconnd-download-$n-r$r" --server "$xconnd" --scenario download --sockets "$n" --duration "$seconds"
   done
 done
 top=$(echo "$sweep" | awk '{print $NF}')

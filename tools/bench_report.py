@@ -9,6 +9,12 @@ import re
 import statistics
 
 SCENARIOS = ["invoke", "inbound", "outbound", "mixed"]
+# The rows of the load table: (row, label of its runs, label of the ceiling runs beside them). invoke sends the
+# ceiling's very frames: compared by operations; the others by frames per second.
+ROWS = [("ceiling", "ceiling-invoke", "ceiling-invoke")] + [
+    (s, f"xconnd-{s}", "ceiling-invoke") for s in SCENARIOS] + [
+    ("ceiling, 8 in flight", "ceiling-invoke8", "ceiling-invoke8"),
+    ("invoke, 8 in flight", "xconnd-invoke8", "ceiling-invoke8")]
 # Each micro-benchmark beside its baseline: (what, measured, baseline). Time per iteration is compared.
 PAIRS = [
     ("envelope decode vs a full Boost.JSON parse", "BM_decode_envelope", "BM_boost_json_parse"),
@@ -106,6 +112,51 @@ def scale_lines(scale):
     return lines
 
 
+def transfer_rows(runs):
+    """Uploads against the disk ceiling (one file written and fdatasync'd once, run before each repetition),
+    downloads against ws_ceiling's GET /bytes/N, bytes per second, the median share of the repetitions."""
+    rows = []
+    for label in sorted(k for k in runs if re.match(r"xconnd-(upload|download)-\d+$", k)):
+        kind, n = re.match(r"xconnd-(upload|download)-(\d+)$", label).groups()
+        reps = runs[label]
+        ceilings = runs.get(f"disk-ceiling-{n}" if kind == "upload" else f"ceiling-download-{n}", [])
+        shares = [100 * m["bytes_per_s"] / c["bytes_per_s"] for m, c in zip(reps, ceilings)
+                  if m and c and c.get("bytes_per_s")]
+        run = median_run(reps, lambda r: r["bytes_per_s"])
+        ceiling = median_run(ceilings, lambda r: r["bytes_per_s"])
+        if not run:
+            continue
+        rows.append({"scenario": kind, "sockets": int(n), "file_bytes": run["file_bytes"],
+                     "bytes_per_s": run["bytes_per_s"], "bytes_per_s_each": [r["bytes_per_s"] for r in reps if r],
+                     "ceiling": "disk, one file fdatasync'd once" if kind == "upload" else "ws_ceiling GET from memory",
+                     "ceiling_bytes_per_s": ceiling["bytes_per_s"] if ceiling else None,
+                     "percent_of_ceiling": statistics.median(shares) if shares else None,
+                     "percent_of_ceiling_each": shares, "latency_ms": run["latency_ms"],
+                     "failed_in_all_repetitions": sum(r["errors"] + r["unanswered"] for r in reps if r),
+                     "client_cpu_share": run.get("client_cpu", {}).get("busiest_thread_share")})
+    rows.sort(key=lambda r: (r["scenario"] != "upload", r["sockets"]))
+    return rows
+
+
+def transfer_lines(rows):
+    if not rows:
+        return []
+    lines = ["", "File transfers (one HTTP connection per socket, one request at a time, each file "
+                 f"{rows[0]['file_bytes']:,} bytes; an upload counts at its 201, once its bytes are durable; a download's "
+                 "bytes are dropped as they arrive). The upload ceiling: the disk under the store, one file written with "
+                 "`dd conv=fdatasync`; the download ceiling: ws_ceiling answering the same bytes from memory.", "",
+             "| transfer | sockets | MB/s | ceiling MB/s | % of ceiling | p50 ms | p99 ms | failed or lost | client CPU % |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lat = r["latency_ms"]
+        lines.append(f"| {r['scenario']} | {r['sockets']} | {fmt(r['bytes_per_s'] / 1e6, 1)} | "
+                     f"{fmt(r['ceiling_bytes_per_s'] / 1e6 if r['ceiling_bytes_per_s'] else None, 1)} | "
+                     f"{fmt(r['percent_of_ceiling'], 1)} | {lat['p50']:.3f} | {lat['p99']:.3f} | "
+                     f"{r['failed_in_all_repetitions']} | "
+                     f"{fmt(100 * r['client_cpu_share'] if r['client_cpu_share'] is not None else None)} |")
+    return lines
+
+
 def fmt(x, digits=0):
     return "–" if x is None else f"{x:,.{digits}f}"
 
@@ -123,23 +174,21 @@ def main():
     sockets = sorted({int(m.group(1)) for k in runs for m in [re.match(r"ceiling-invoke-(\d+)$", k)] if m})
     table = []
     for n in sockets:
-        ceilings = runs.get(f"ceiling-invoke-{n}", [])
-        for scenario in ["ceiling"] + SCENARIOS:
-            reps = ceilings if scenario == "ceiling" else runs.get(f"xconnd-{scenario}-{n}", [])
+        for scenario, label, ceiling_label in ROWS:
+            reps, ceilings = runs.get(f"{label}-{n}", []), runs.get(f"{ceiling_label}-{n}", [])
             run = median_run(reps, lambda r: r["ops_per_s"])
             if not run:
                 continue
-            # Each repetition against the ceiling run just before it; the median of those shares. invoke sends the
-            # ceiling's very frames: compare operations; the others by frames per second.
+            # Each repetition against the ceiling run just before it; the median of those shares.
             shares = []
             for mine, ceiling in zip(reps, ceilings):
-                if not mine or not ceiling:
+                if not mine or not ceiling or label == ceiling_label:
                     continue
-                if scenario == "invoke" and ceiling["ops_per_s"]:
+                if scenario.startswith("invoke") and ceiling["ops_per_s"]:
                     shares.append(100 * mine["ops_per_s"] / ceiling["ops_per_s"])
-                elif scenario not in ("ceiling", "invoke") and frames_per_s(ceiling):
+                elif frames_per_s(ceiling):
                     shares.append(100 * frames_per_s(mine) / frames_per_s(ceiling))
-            share = 100.0 if scenario == "ceiling" else (statistics.median(shares) if shares else None)
+            share = 100.0 if label == ceiling_label else (statistics.median(shares) if shares else None)
             bad = sum(r["errors"] + r["unanswered"] + r["duplicates"] for r in reps if r)
             table.append({"scenario": scenario, "sockets": n, "repetitions": len(reps), "ops_per_s": run["ops_per_s"],
                           "frames_per_s": frames_per_s(run), "percent_of_ceiling": share,
@@ -154,7 +203,7 @@ def main():
               "machine": platform.machine(), "micro": micro_rows(a.micro), "load": table,
               "micro_ratios": [],
               "invoke_half_load": half, "invoke_half_load_p99_each": [r["latency_ms"]["p99"] for r in half_reps if r],
-              "idle": idle, "scale": scale, "raw": runs}
+              "idle": idle, "scale": scale, "transfers": transfer_rows(runs), "raw": runs}
     result["micro_ratios"] = micro_ratios(result["micro"])
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, f"{a.date}.json"), "w") as f:
@@ -187,6 +236,7 @@ def main():
         md += ["", f"idle: {idle['channels']:,} signed-in channels on {idle['sockets']} sockets raised xconnd's RSS "
                    f"from {m['rss_before_bytes'] / 1048576:.1f} MiB to {m['rss_after_bytes'] / 1048576:.1f} MiB: "
                    f"{fmt(m['per_channel_bytes'])} bytes per channel."]
+    md += transfer_lines(result["transfers"])
     md += scale_lines(scale)
     if result["micro_ratios"]:
         md += ["", "| micro-benchmark beside its baseline | measured | baseline | ratio |", "|---|---:|---:|---:|"]
