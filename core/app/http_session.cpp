@@ -112,6 +112,9 @@ void http_session::start_upload() {
     self->stream_.socket().cancel(ignored);  // a read under way ends now; the next one is not started
   });
   upload_buffer_.resize(64 * 1024);
+  // Beast reads as much as the buffer's free capacity (512 bytes at least): after a small header that is a few
+  // hundred bytes a read, and a 1 MiB upload took thousands of reads. 64 KiB of room: a chunk per read.
+  buffer_.reserve(64 * 1024);
   auto expect = upload_parser_->get().find(http::field::expect);
   if (expect == upload_parser_->get().end() || !beast::iequals(expect->value(), "100-continue"))
     return upload_step(file_upload::step::more);  // an empty body is already complete
