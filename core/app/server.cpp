@@ -1,6 +1,7 @@
 #include "core/app/server.hpp"
 
 #include "core/base/api_keys.hpp"
+#include "core/base/thread_name.hpp"
 #include "core/channels/channel_service.hpp"
 #include "core/channels/connector_ids.hpp"
 #include "core/plugin_host/connector_registry.hpp"
@@ -333,7 +334,11 @@ std::string server::start() {
   if (auto err = s.restore_and_start(); !err.empty()) return err;
   s.listener->run();
   int n = s.cfg.server.io_threads > 0 ? s.cfg.server.io_threads : std::max(1u, std::thread::hardware_concurrency());
-  for (int i = 0; i < n; ++i) s.threads.emplace_back([io = s.io.get()] { io->run(); });
+  for (int i = 0; i < n; ++i)
+    s.threads.emplace_back([io = s.io.get(), i] {
+      name_this_thread("xconn-io-" + std::to_string(i));
+      io->run();
+    });
   s.running = true;
   spdlog::info("listening on {}:{} ({} I/O threads, {} plugins, {} channels restored, {} inbound messages waiting, "
                "{} connector_ids on lease, {} files)",

@@ -1,5 +1,6 @@
 #include "core/store/store.hpp"
 #include "core/store/disk_reserve.hpp"
+#include "core/base/thread_name.hpp"
 
 #include <lmdb.h>
 #include <spdlog/spdlog.h>
@@ -355,7 +356,10 @@ boost::system::result<std::unique_ptr<store>, std::string> store::open(const sto
   p->refresh_map_size();
 
   std::unique_ptr<store> s(new store(std::move(p)));
-  s->impl_->writer = std::thread([raw = s->impl_.get()] { raw->run_writer(); });
+  s->impl_->writer = std::thread([raw = s->impl_.get()] {
+    name_this_thread("xconn-store");
+    raw->run_writer();
+  });
   return s;
 }
 
