@@ -103,7 +103,6 @@ inbound_service::~inbound_service() {
 std::size_t inbound_service::load() {
   std::size_t n = 0;
   write_batch orphans;
-  std::lock_guard lock(mutex_);
   db_.scan(messages_db, "", [&](std::string_view key, std::string_view value) {
     auto slash = key.rfind('/');
     std::string channel_id(key.substr(0, slash == std::string_view::npos ? 0 : slash));
@@ -117,9 +116,10 @@ std::size_t inbound_service::load() {
       orphans.erase(std::string(messages_db), std::string(key));
       return true;
     }
-    auto& st = state_for(channel_id, route->plugin_id);
-    st.inbox.restore(std::move(*m));
-    ++counters_[route->plugin_id].pending;
+    auto& sh = shard_of(channel_id);
+    std::lock_guard lock(sh.mutex);
+    state_for(sh, channel_id, route->plugin_id).inbox.restore(std::move(*m));
+    ++sh.counters_by_plugin[route->plugin_id].pending;
     ++n;
     return true;
   });
@@ -131,13 +131,19 @@ std::size_t inbound_service::load() {
       orphans.erase(std::string(ids_db), std::string(key));
       return true;
     }
-    state_for(channel_id, route->plugin_id).inbox.remember(std::string(key.substr(slash + 1)),
-                                                           std::atoll(std::string(value).c_str()));
+    auto& sh = shard_of(channel_id);
+    std::lock_guard lock(sh.mutex);
+    state_for(sh, channel_id, route->plugin_id)
+        .inbox.remember(std::string(key.substr(slash + 1)), std::atoll(std::string(value).c_str()));
     return true;
   });
   db_.scan(last_db, "", [&](std::string_view key, std::string_view value) {
     auto last = channels_.route_of(key) ? last_inbound_from_record(value) : std::nullopt;
-    if (last) last_.emplace(std::string(key), std::move(*last));
+    if (last) {
+      auto& sh = shard_of(key);
+      std::lock_guard lock(sh.mutex);
+      sh.last.emplace(std::string(key), std::move(*last));
+    }
     else orphans.erase(std::string(last_db), std::string(key));
     return true;
   });
@@ -151,15 +157,32 @@ std::size_t inbound_service::load() {
 void inbound_service::start() { tick_timer_.start(); }
 
 void inbound_service::stop() {
-  std::lock_guard lock(mutex_);
   stopped_ = true;
   tick_timer_.stop();
 }
 
-inbound_service::channel_state& inbound_service::state_for(const std::string& channel_id,
+inbound_service::counters& inbound_service::counters::operator+=(const counters& o) {
+  accepted += o.accepted;
+  duplicates += o.duplicates;
+  refused += o.refused;
+  sent += o.sent;
+  redelivered += o.redelivered;
+  delivered += o.delivered;
+  rejected += o.rejected;
+  expired += o.expired;
+  evicted += o.evicted;
+  pending += o.pending;
+  return *this;
+}
+
+inbound_service::shard& inbound_service::shard_of(std::string_view channel_id) const {
+  return shards_[std::hash<std::string_view>{}(channel_id) % shard_count];
+}
+
+inbound_service::channel_state& inbound_service::state_for(shard& sh, const std::string& channel_id,
                                                            const std::string& plugin_id) {
-  auto it = channels_state_.find(channel_id);
-  if (it == channels_state_.end()) it = channels_state_.try_emplace(channel_id, policy_, plugin_id).first;
+  auto it = sh.channels.find(channel_id);
+  if (it == sh.channels.end()) it = sh.channels.try_emplace(channel_id, policy_, plugin_id).first;
   return it->second;
 }
 
@@ -170,10 +193,11 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
     if (files_.discard)
       for (const auto& ref : refs) files_.discard(plugin_id, channel_id, ref);
   };
+  auto& sh = shard_of(channel_id);
   auto refuse = [&](std::string code, std::string why) {
     {
-      std::lock_guard lock(mutex_);
-      ++counters_[from.id()].refused;
+      std::lock_guard lock(sh.mutex);
+      ++sh.counters_by_plugin[from.id()].refused;
     }
     discard_files();
     spdlog::warn("[plugin {}] emit to {} refused: {} ({})", from.id(), channel_id, code, why);
@@ -196,9 +220,9 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   long long t = now();
   std::uint64_t bytes = m.text.size();
   auto attached = attachments_of(m.files);
-  std::lock_guard lock(mutex_);
-  auto& st = state_for(channel_id, from.id());
-  auto& count = counters_[from.id()];
+  std::lock_guard lock(sh.mutex);
+  auto& st = state_for(sh, channel_id, from.id());
+  auto& count = sh.counters_by_plugin[from.id()];
   if (!m.msg_id.empty() && st.inbox.seen(m.msg_id, t)) {
     ++count.duplicates;
     if (!also_commit) return done({true, "", true, "", ""});
@@ -232,7 +256,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   auto evicted = st.inbox.add(std::move(m));
   ++count.accepted;
   ++count.pending;
-  retire(st, channel_id, evicted, inbox_exit::evicted, "capacity_exceeded", batch);
+  retire(sh, st, channel_id, evicted, inbox_exit::evicted, "capacity_exceeded", batch);
   // Queued under the lock, so commits (and deliveries) keep the order of the emits.
   db_.write(std::move(batch), [this, plugin_id = from.id(), channel_id, seq, msg_id, message_id, bytes,
                                 attached = std::move(attached), done = std::move(done),
@@ -247,18 +271,20 @@ void inbound_service::on_committed(const std::string& channel_id, std::uint64_t 
                                    std::string message_id, std::error_code ec,
                                    const std::function<void(emit_outcome)>& done) {
   {
-    std::lock_guard lock(mutex_);
-    auto it = channels_state_.find(channel_id);
-    if (it != channels_state_.end()) {
+    auto& sh = shard_of(channel_id);
+    std::lock_guard lock(sh.mutex);
+    auto it = sh.channels.find(channel_id);
+    if (it != sh.channels.end()) {
       auto& st = it->second;
+      auto& count = sh.counters_by_plugin[st.plugin_id];
       if (ec) {
-        if (st.inbox.find(seq)) --counters_[st.plugin_id].pending;
+        if (st.inbox.find(seq)) --count.pending;
         st.inbox.drop(seq);
         if (!msg_id.empty()) st.inbox.forget(msg_id);
-        ++counters_[st.plugin_id].refused;
+        ++count.refused;
       } else {
         st.inbox.mark_durable(seq);
-        schedule_pump(channel_id);
+        schedule_pump(sh, channel_id);
       }
     }
   }
@@ -269,25 +295,27 @@ void inbound_service::on_committed(const std::string& channel_id, std::uint64_t 
   done({true, std::move(message_id), false, "", ""});
 }
 
-void inbound_service::schedule_pump(const std::string& channel_id) {
-  auto it = channels_state_.find(channel_id);
-  if (it == channels_state_.end() || it->second.pump_posted || stopped_) return;
+void inbound_service::schedule_pump(shard& sh, const std::string& channel_id) {
+  auto it = sh.channels.find(channel_id);
+  if (it == sh.channels.end() || it->second.pump_posted || stopped_) return;
   it->second.pump_posted = true;
   boost::asio::post(io_, [this, channel_id] { pump(channel_id); });
 }
 
 void inbound_service::wake(std::string_view channel_id) {
-  std::lock_guard lock(mutex_);
-  schedule_pump(std::string(channel_id));
+  auto& sh = shard_of(channel_id);
+  std::lock_guard lock(sh.mutex);
+  schedule_pump(sh, std::string(channel_id));
 }
 
 void inbound_service::pump(const std::string& channel_id) {
   auto where = channels_.route_of(channel_id);  // before our lock: the channel service has its own
   auto conn = where ? connectors_.find(where->plugin_id) : nullptr;
   std::shared_ptr<channel_route> route = where ? where->route : nullptr;
-  std::lock_guard lock(mutex_);
-  auto it = channels_state_.find(channel_id);
-  if (it == channels_state_.end()) return;
+  auto& sh = shard_of(channel_id);
+  std::lock_guard lock(sh.mutex);
+  auto it = sh.channels.find(channel_id);
+  if (it == sh.channels.end()) return;
   auto& st = it->second;
   st.pump_posted = false;
   if (st.sent_on.lock() != route) {
@@ -301,7 +329,7 @@ void inbound_service::pump(const std::string& channel_id) {
   long long t = now();
   auto batch_of = st.inbox.take_sendable(t);
   write_batch erased;
-  retire(st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
+  retire(sh, st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
   if (!erased.ops.empty()) db_.write(std::move(erased));
   if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
   inbound_wire wire;
@@ -311,7 +339,7 @@ void inbound_service::pump(const std::string& channel_id) {
   if (!v2) describe_connector(*conn, wire);  // what message.push adds (IM v1 §5)
   if (files_.download_url)
     wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
-  auto& count = counters_[st.plugin_id];
+  auto& count = sh.counters_by_plugin[st.plugin_id];
   std::optional<last_inbound> last;
   for (auto seq : batch_of.send) {
     const auto* m = st.inbox.find(seq);
@@ -331,8 +359,8 @@ void inbound_service::pump(const std::string& channel_id) {
     });
   }
   // Kept durably, so that a reply after a restart still goes to this conversation (plugin.h on_send).
-  if (last && last_[channel_id] != *last) {
-    last_[channel_id] = *last;
+  if (last && sh.last[channel_id] != *last) {
+    sh.last[channel_id] = *last;
     write_batch kept;
     kept.put(std::string(last_db), channel_id, last_inbound_record(*last));
     db_.write(std::move(kept));
@@ -343,9 +371,10 @@ void inbound_service::ack(std::string_view channel_id, std::string_view message_
                           bool retryable, std::string_view code) {
   write_batch batch;
   {
-    std::lock_guard lock(mutex_);
-    auto it = channels_state_.find(channel_id);
-    if (it == channels_state_.end()) return;
+    auto& sh = shard_of(channel_id);
+    std::lock_guard lock(sh.mutex);
+    auto it = sh.channels.find(channel_id);
+    if (it == sh.channels.end()) return;
     auto& st = it->second;
     long long t = now();
     auto gone = st.inbox.ack(message_id, status, retryable, t);
@@ -355,9 +384,9 @@ void inbound_service::ack(std::string_view channel_id, std::string_view message_
                      it->first, message_id, code, st.inbox.paused_until() - t);
       return;
     }
-    retire(st, it->first, gone, status == ack_status::rejected ? inbox_exit::rejected : inbox_exit::accepted,
+    retire(sh, st, it->first, gone, status == ack_status::rejected ? inbox_exit::rejected : inbox_exit::accepted,
            code, batch);
-    schedule_pump(it->first);  // the window has room again
+    schedule_pump(sh, it->first);  // the window has room again
   }
   if (!batch.ops.empty())
     db_.write(std::move(batch), [](std::error_code ec) {
@@ -365,10 +394,10 @@ void inbound_service::ack(std::string_view channel_id, std::string_view message_
     });
 }
 
-void inbound_service::retire(channel_state& st, const std::string& channel_id,
+void inbound_service::retire(shard& sh, channel_state& st, const std::string& channel_id,
                              const std::vector<inbound_message>& gone, inbox_exit why, std::string_view code,
                              write_batch& batch) {
-  auto& count = counters_[st.plugin_id];
+  auto& count = sh.counters_by_plugin[st.plugin_id];
   for (const auto& m : gone) {
     batch.erase(std::string(messages_db), message_key(channel_id, m.seq));
     if (count.pending) --count.pending;
@@ -396,51 +425,48 @@ void inbound_service::retire(channel_state& st, const std::string& channel_id,
 }
 
 void inbound_service::tick() {
+  if (stopped_) return;
   long long t = now();
   write_batch batch;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopped_) return;
-    for (auto& [id, st] : channels_state_) {
+  const bool sweep_ids = t >= next_id_sweep_;
+  if (sweep_ids) next_id_sweep_ = t + id_sweep_period_ms;
+  for (auto& sh : shards_) {
+    std::lock_guard lock(sh.mutex);
+    for (auto& [id, st] : sh.channels) {
       if (!st.inbox.has_work()) continue;
-      retire(st, id, st.inbox.expire(t), inbox_exit::expired, "expired", batch);
+      retire(sh, st, id, st.inbox.expire(t), inbox_exit::expired, "expired", batch);
       if (st.inbox.check_timeouts(t))
         spdlog::info("[plugin {}] channel {}: no ack within {} s, retrying in {} ms", st.plugin_id, id,
                      cfg_.delivery.ack_timeout_s, st.inbox.paused_until() - t);
-      if (!st.inbox.backing_off(t)) schedule_pump(id);
+      if (!st.inbox.backing_off(t)) schedule_pump(sh, id);
     }
-    if (t >= next_id_sweep_) {
-      next_id_sweep_ = t + id_sweep_period_ms;
-      forget_expired_ids(t);
-    }
+    if (sweep_ids) forget_expired_ids(sh, t);
   }
   if (!batch.ops.empty()) db_.write(std::move(batch));
   if (also_on_tick_) also_on_tick_();
 }
 
-void inbound_service::forget_expired_ids(long long t) {
+void inbound_service::forget_expired_ids(shard& sh, long long t) {
   std::vector<std::string> keys;
-  for (auto& [id, st] : channels_state_)
+  for (auto& [id, st] : sh.channels)
     for (const auto& msg_id : st.inbox.forget_expired_ids(t)) keys.push_back(id_key(id, msg_id));
   if (!keys.empty()) db_.erase_gradually(std::string(ids_db), std::move(keys));
 }
 
 void inbound_service::drop_channels(const std::vector<std::string>& channel_ids) {
   write_batch batch;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& id : channel_ids) {
-      auto it = channels_state_.find(id);
-      if (it == channels_state_.end()) continue;
-      auto& count = counters_[it->second.plugin_id];
-      for (const auto& m : it->second.inbox.clear()) {
-        batch.erase(std::string(messages_db), message_key(id, m.seq));
-        if (count.pending) --count.pending;
-      }
-      channels_state_.erase(it);
+  for (const auto& id : channel_ids) {
+    auto& sh = shard_of(id);
+    std::lock_guard lock(sh.mutex);
+    if (sh.last.erase(id)) batch.erase(std::string(last_db), id);
+    auto it = sh.channels.find(id);
+    if (it == sh.channels.end()) continue;
+    auto& count = sh.counters_by_plugin[it->second.plugin_id];
+    for (const auto& m : it->second.inbox.clear()) {
+      batch.erase(std::string(messages_db), message_key(id, m.seq));
+      if (count.pending) --count.pending;
     }
-    for (const auto& id : channel_ids)
-      if (last_.erase(id)) batch.erase(std::string(last_db), id);
+    sh.channels.erase(it);
   }
   // The msg_id windows of these channels, whatever the memory held.
   for (const auto& id : channel_ids)
@@ -452,21 +478,26 @@ void inbound_service::drop_channels(const std::vector<std::string>& channel_ids)
 }
 
 inbound_service::counters inbound_service::stats(std::string_view plugin_id) const {
-  std::lock_guard lock(mutex_);
-  auto it = counters_.find(plugin_id);
-  return it == counters_.end() ? counters{} : it->second;
+  counters sum;
+  for (const auto& sh : shards_) {
+    std::lock_guard lock(sh.mutex);
+    if (auto it = sh.counters_by_plugin.find(plugin_id); it != sh.counters_by_plugin.end()) sum += it->second;
+  }
+  return sum;
 }
 
 std::optional<inbound_service::last_inbound> inbound_service::last_delivered(std::string_view channel_id) const {
-  std::lock_guard lock(mutex_);
-  auto it = last_.find(channel_id);
-  return it == last_.end() ? std::nullopt : std::optional(it->second);
+  auto& sh = shard_of(channel_id);
+  std::lock_guard lock(sh.mutex);
+  auto it = sh.last.find(channel_id);
+  return it == sh.last.end() ? std::nullopt : std::optional(it->second);
 }
 
 std::size_t inbound_service::pending(std::string_view channel_id) const {
-  std::lock_guard lock(mutex_);
-  auto it = channels_state_.find(channel_id);
-  return it == channels_state_.end() ? 0 : it->second.inbox.size();
+  auto& sh = shard_of(channel_id);
+  std::lock_guard lock(sh.mutex);
+  auto it = sh.channels.find(channel_id);
+  return it == sh.channels.end() ? 0 : it->second.inbox.size();
 }
 
 }  // namespace xconn

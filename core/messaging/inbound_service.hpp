@@ -3,8 +3,9 @@
 // order to the channel's route as chat.message (IM v2) or message.push (IM v1), redelivered with backoff until
 // xAgent acknowledges it, and erased once acknowledged, expired or evicted: no transcript stays behind.
 //
-// Emits come from plugin threads, acks from I/O threads, commits from the store's writer; one mutex guards
-// the queues and nothing slow runs under it. Deliveries and the periodic tick run on the I/O threads.
+// Emits come from plugin threads, acks from I/O threads, commits from the store's writer. The channels are
+// spread over shards by id, each with its own mutex (one mutex for all was the most contended lock under inbound
+// load); nothing slow runs under one. Deliveries and the periodic tick run on the I/O threads.
 #pragma once
 
 #include "core/channels/channel_service.hpp"
@@ -20,6 +21,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <array>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +54,8 @@ class inbound_service {
     std::uint64_t expired = 0;
     std::uint64_t evicted = 0;      // capacity_exceeded
     std::uint64_t pending = 0;      // in the queues now
+
+    counters& operator+=(const counters& o);
   };
 
   using last_inbound = xconn::last_inbound;
@@ -102,15 +107,26 @@ class inbound_service {
     bool pump_posted = false;
   };
 
-  channel_state& state_for(const std::string& channel_id, const std::string& plugin_id);  // under the lock
+  // Some of the channels, and what their plugins' counters owe to them (stats() adds the shards up).
+  struct shard {
+    mutable std::mutex mutex;
+    std::map<std::string, channel_state, std::less<>> channels;
+    std::map<std::string, counters, std::less<>> counters_by_plugin;
+    std::map<std::string, last_inbound, std::less<>> last;  // by channel, as kept in last_db
+  };
+  static constexpr std::size_t shard_count = 16;
+  shard& shard_of(std::string_view channel_id) const;
+
+  // The functions taking a shard run under its lock.
+  channel_state& state_for(shard& sh, const std::string& channel_id, const std::string& plugin_id);
   void on_committed(const std::string& channel_id, std::uint64_t seq, const std::string& msg_id, std::string message_id,
                     std::error_code ec, const std::function<void(emit_outcome)>& done);
-  void schedule_pump(const std::string& channel_id);  // under the lock
+  void schedule_pump(shard& sh, const std::string& channel_id);
   void pump(const std::string& channel_id);
-  // Erases what left a queue and counts and logs why (under the lock).
-  void retire(channel_state& st, const std::string& channel_id, const std::vector<inbound_message>& gone,
+  // Erases what left a queue and counts and logs why.
+  void retire(shard& sh, channel_state& st, const std::string& channel_id, const std::vector<inbound_message>& gone,
               inbox_exit why, std::string_view code, write_batch& batch);
-  void forget_expired_ids(long long now);  // under the lock
+  void forget_expired_ids(shard& sh, long long now);
   long long now() const { return now_(); }
 
   store& db_;
@@ -122,13 +138,10 @@ class inbound_service {
   now_fn now_;
   file_lookup files_;
   inbox_policy policy_;
-  mutable std::mutex mutex_;
-  std::map<std::string, channel_state, std::less<>> channels_state_;
-  std::map<std::string, counters, std::less<>> counters_;
-  std::map<std::string, last_inbound, std::less<>> last_;  // by channel, as kept in last_db
+  mutable std::array<shard, shard_count> shards_;
   periodic_timer tick_timer_;
-  bool stopped_ = false;
-  long long next_id_sweep_ = 0;
+  std::atomic<bool> stopped_{false};
+  long long next_id_sweep_ = 0;  // the tick's alone
   std::function<void()> also_on_tick_;
 };
 
