@@ -189,32 +189,35 @@ inbound_service::channel_state& inbound_service::state_for(shard& sh, const std:
 void inbound_service::emit(const connector& from, std::string channel_id, std::string message_json,
                            std::function<void(emit_outcome)> done, const stage_fn& also_commit) {
   // Files stored for a message that is refused would wait for files.ttl_s with nothing naming them: they go now.
-  auto discard_files = [this, plugin_id = from.id(), channel_id, refs = file_refs_named(message_json)] {
+  auto discard_files = [this, plugin_id = from.id(), channel_id](const std::vector<std::string>& refs) {
     if (files_.discard)
       for (const auto& ref : refs) files_.discard(plugin_id, channel_id, ref);
   };
   auto& sh = shard_of(channel_id);
-  auto refuse = [&](std::string code, std::string why) {
+  auto refuse = [&](std::string code, std::string why, const std::vector<std::string>& refs) {
     {
       std::lock_guard lock(sh.mutex);
       ++sh.counters_by_plugin[from.id()].refused;
     }
-    discard_files();
+    discard_files(refs);
     spdlog::warn("[plugin {}] emit to {} refused: {} ({})", from.id(), channel_id, code, why);
     events_.record(from.id(), {"error", "", "", "", json::object{{"direction", "inbound"}, {"code", code}}});
     done({false, "", false, std::move(code), std::move(why)});
   };
   auto parsed = parse_emit(message_json, *from.manifest());
-  if (!parsed) return refuse("invalid_message", parsed.error());
+  // A malformed message may still name files its plugin stored for it: read leniently, and only then.
+  if (!parsed) return refuse("invalid_message", parsed.error(), file_refs_named(message_json));
+  inbound_message m = std::move(*parsed);
+  std::vector<std::string> refs;  // empty for most messages: nothing allocated
+  for (const auto& f : m.files) refs.emplace_back(f.as_object().at("file_ref").as_string());
   auto route = channels_.route_of(channel_id);
   if (!route || route->plugin_id != from.id())
-    return refuse("channel_not_found", "no channel " + channel_id.substr(0, 64) + " of this plugin");
+    return refuse("channel_not_found", "no channel " + channel_id.substr(0, 64) + " of this plugin", refs);
 
-  inbound_message m = std::move(*parsed);
   for (auto& f : m.files) {
     auto ref = f.as_object().at("file_ref").as_string();
     auto item = files_.item ? files_.item(from.id(), channel_id, ref) : std::nullopt;
-    if (!item) return refuse("invalid_message", "files: " + std::string(ref) + " is not a file of this channel");
+    if (!item) return refuse("invalid_message", "files: " + std::string(ref) + " is not a file of this channel", refs);
     f = std::move(*item);
   }
   long long t = now();
@@ -237,7 +240,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   if (also_commit) {
     if (auto refused = also_commit(batch)) {
       ++count.refused;
-      discard_files();
+      discard_files(refs);
       return done(std::move(*refused));
     }
   }
@@ -260,9 +263,10 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   // Queued under the lock, so commits (and deliveries) keep the order of the emits.
   db_.write(std::move(batch), [this, plugin_id = from.id(), channel_id, seq, msg_id, message_id, bytes,
                                 attached = std::move(attached), done = std::move(done),
-                                discard_files = std::move(discard_files)](std::error_code ec) mutable {
+                                discard_files = std::move(discard_files),
+                                refs = std::move(refs)](std::error_code ec) mutable {
     if (!ec) events_.record_message(plugin_id, "inbound", channel_id, message_id, message_id, bytes, attached);
-    if (ec) discard_files();
+    if (ec) discard_files(refs);
     on_committed(channel_id, seq, msg_id, std::move(message_id), ec, done);
   });
 }

@@ -1,5 +1,7 @@
 #include "core/messaging/inbox.hpp"
 
+#include "core/wire/json_append.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -18,10 +20,24 @@ std::string_view to_string(inbox_exit e) {
   return "unknown";
 }
 
+// Appended, not built as a DOM: one record per inbound message, written on the emit's path.
 std::string inbound_message::to_record() const {
-  json::object o{{"message_id", message_id}, {"text", text}, {"accepted_at", accepted_at}, {"expires_at", expires_at}};
-  auto put = [&](const char* key, const std::string& value) {
-    if (!value.empty()) o[key] = value;
+  std::string out;
+  out.reserve(160 + text.size() + context_text.size());
+  out += R"({"message_id":)";
+  append_json_string(out, message_id);
+  out += R"(,"text":)";
+  append_json_string(out, text);
+  out += R"(,"accepted_at":)";
+  out += std::to_string(accepted_at);
+  out += R"(,"expires_at":)";
+  out += std::to_string(expires_at);
+  auto put = [&](std::string_view key, const std::string& value) {
+    if (value.empty()) return;
+    out += ',';
+    append_json_string(out, key);
+    out += ':';
+    append_json_string(out, value);
   };
   put("msg_id", msg_id);
   put("context_text", context_text);
@@ -30,10 +46,17 @@ std::string inbound_message::to_record() const {
   put("sender_name", sender_name);
   put("role", role);
   put("modality", modality);
-  if (at) o["at"] = at;
-  if (!trigger) o["trigger"] = false;
-  if (!files.empty()) o["files"] = files;
-  return json::serialize(o);
+  if (at) {
+    out += R"(,"at":)";
+    out += std::to_string(at);
+  }
+  if (!trigger) out += R"(,"trigger":false)";
+  if (!files.empty()) {
+    out += R"(,"files":)";
+    append_json_value(out, files);
+  }
+  out += '}';
+  return out;
 }
 
 std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, std::string_view text_json) {

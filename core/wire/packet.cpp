@@ -1,6 +1,7 @@
 #include "core/wire/packet.hpp"
 
 #include "core/base/ids.hpp"
+#include "core/wire/json_append.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -293,73 +294,11 @@ std::optional<packet_view> packet_decoder::decode(std::string_view frame, packet
 
 namespace {
 
-// Whether s holds a byte below 0x20, a quote or a backslash: eight bytes a step (the "has a byte less than n" and
-// "has a zero byte" word tricks, exact for whether any byte matches).
-bool needs_escaping(std::string_view s) {
-  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-  auto any_below = [](std::uint64_t w, std::uint64_t n) { return (w - ones * n) & ~w & highs; };
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    if (any_below(w, 0x20) | any_below(w ^ (ones * '"'), 1) | any_below(w ^ (ones * '\\'), 1)) return true;
-  }
-  for (; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == '"' || c == '\\') return true;
-  }
-  return false;
-}
-
-// A JSON string: what RFC 8259 requires escaped is escaped, the rest (UTF-8 included) copied as it is.
-void append_string(std::string& out, std::string_view s) {
-  if (!needs_escaping(s)) {  // ids and types never do
-    out.push_back('"');
-    out.append(s);
-    out.push_back('"');
-    return;
-  }
-  static constexpr char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  std::size_t plain = 0;  // the start of the run not yet copied
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s, plain, i - plain);
-    plain = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out.push_back(hex[c >> 4]);
-        out.push_back(hex[c & 0xf]);
-    }
-  }
-  out.append(s, plain);
-  out.push_back('"');
-}
-
 void append_member(std::string& out, std::string_view key, std::string_view value) {
   out.push_back(',');
-  append_string(out, key);
+  append_json_string(out, key);
   out.push_back(':');
-  append_string(out, value);
-}
-
-// Serializes straight into out: no copy of the object, no string of its own.
-void append_json(std::string& out, const boost::json::object& o) {
-  boost::json::serializer sr;
-  sr.reset(&o);
-  while (!sr.done()) {
-    auto at = out.size();
-    auto room = std::max<std::size_t>(out.capacity() - at, 256);
-    out.resize(at + room);
-    out.resize(at + sr.read(out.data() + at, room).size());
-  }
+  append_json_string(out, value);
 }
 
 }  // namespace
@@ -381,11 +320,11 @@ std::string encode_packet(const outgoing_packet& packet) {
   out += std::to_string(packet.time_ms < 0 ? static_cast<std::int64_t>(unix_ms()) : packet.time_ms);
   if (packet.payload) {
     out += R"(,"payload":)";
-    append_json(out, *packet.payload);
+    append_json_value(out, *packet.payload);
     if (!packet.raw_member_name.empty()) {
       out.pop_back();  // the payload's closing brace
       if (!packet.payload->empty()) out += ',';
-      append_string(out, packet.raw_member_name);
+      append_json_string(out, packet.raw_member_name);
       out += ':';
       out += packet.raw_member_json;
       out += '}';
@@ -393,9 +332,9 @@ std::string encode_packet(const outgoing_packet& packet) {
   }
   if (!packet.error_code.empty()) {
     out += R"(,"error":{"code":)";
-    append_string(out, packet.error_code);
+    append_json_string(out, packet.error_code);
     out += R"(,"message":)";
-    append_string(out, packet.error_message);
+    append_json_string(out, packet.error_message);
     out += '}';
   }
   out += '}';

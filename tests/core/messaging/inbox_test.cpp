@@ -3,6 +3,7 @@
 #include "core/messaging/emit_message.hpp"
 #include "core/messaging/inbox.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 namespace xconn {
@@ -235,6 +236,30 @@ TEST_F(inbox_test, a_record_round_trips_and_garbage_is_refused) {
   EXPECT_EQ(back->to_record(), m.to_record());
   EXPECT_FALSE(inbound_message::from_record(1, "not json"));
   EXPECT_FALSE(inbound_message::from_record(1, "{\"text\":\"no id\"}"));
+}
+
+// The record is appended by hand, not built as a DOM: whatever a text holds comes back byte for byte.
+TEST_F(inbox_test, a_record_keeps_quotes_control_characters_utf8_and_files) {
+  inbound_message m;
+  m.message_id = "msg_2";
+  m.text = std::string("say \"hi\"\\ then\n\ttab \x01\x1f end: \xe4\xbd\xa0\xe5\xa5\xbd");
+  m.sender_name = "O'Brien \"the\" \\";
+  m.files = boost::json::array{boost::json::object{{"file_ref", "file_1"}, {"filename", "a \"b\".txt"}}};
+  m.accepted_at = t0;
+  m.expires_at = t0 + 1;
+  const std::string record = m.to_record();
+  boost::system::error_code ec;
+  auto parsed = boost::json::parse(record, ec);
+  ASSERT_FALSE(ec) << record;
+  EXPECT_EQ(parsed.as_object().at("text").as_string(), m.text);
+  auto back = inbound_message::from_record(3, record);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->text, m.text);
+  EXPECT_EQ(back->sender_name, m.sender_name);
+  EXPECT_EQ(back->files, m.files);
+  EXPECT_TRUE(back->trigger);
+  EXPECT_EQ(back->msg_id, "");  // empty fields are left out and come back empty
+  EXPECT_EQ(record.find("msg_id"), std::string::npos);
 }
 
 // ---- reading an emit ----
