@@ -354,16 +354,18 @@ void ws_session::on_tool_invoke(const packet_view& p, const channel& c, const js
     if (push) self->push(encode_packet(*push));
     return push.has_value();
   };
+  // The answer comes back on this socket's strand, where it is written: one hand-off from the plugin pool, not two.
   auto run = [conn = connector_, strand = ctx_.channels.strand_for(*connector_, c.id), channel_id = c.id,
               tool = std::string(*tool_id), args = json::serialize(*arguments), ctx_json = json::serialize(*context),
-              timeout, progress = std::move(progress)](std::function<void(tool_outcome, bool)> finish) mutable {
+              timeout, progress = std::move(progress),
+              answer_on = strand()](std::function<void(tool_outcome, bool)> finish) mutable {
     conn->invoke_tool(
         channel_id, tool, std::move(args), std::move(ctx_json), strand, timeout,
         [finish = std::move(finish)](call_result r) {
           bool keep = replayable(r);
           finish(outcome_of(std::move(r)), keep);
         },
-        std::move(progress));
+        std::move(progress), answer_on);
   };
   auto answer = [self = shared_from_this(), ack = std::move(ack), channel_id = c.id](tool_outcome o) mutable {
     answer_tool(ack, std::move(o), self->connector_->id(), channel_id, self->ctx_.message_files);

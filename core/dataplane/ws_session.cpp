@@ -246,6 +246,8 @@ void ws_session::deliver(std::string text) {
   });
 }
 
+boost::asio::any_io_executor ws_session::strand() const { return io_->ws.get_executor(); }
+
 void ws_session::deliver_answer(std::string text) {
   boost::asio::post(io_->ws.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
     // The call stays in flight until its answer is written (or the socket went): an answer queued behind a peer

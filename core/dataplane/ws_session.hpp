@@ -64,6 +64,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   // The answer to a request that went to the plugin (each exactly once); from any thread. Reading pauses
   // while max_in_flight such requests wait, so a flood waits in the client's socket, not in our memory.
   void deliver_answer(std::string text);
+  boost::asio::any_io_executor strand() const;  // the socket's: where its handlers and writes run
 
   // User-level packets after the hello (ws_requests.cpp). Each answer is built from copies: the packet's
   // views die with the next frame, and most answers come later from the plugin pool or the store.

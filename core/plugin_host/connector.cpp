@@ -91,14 +91,15 @@ plugin_generation::plugin_fn call_hook(Hook xconn_plugin_api::*hook, absent_answ
 
 void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
                             std::string context_json, const strand& on, ms timeout, done_fn done,
-                            plugin_generation::progress_fn progress) {
+                            plugin_generation::progress_fn progress, boost::asio::any_io_executor answer_on) {
   auto hook = call_hook(&xconn_plugin_api::xconn_plugin_on_invoke_tool, no_tools, std::move(channel_id),
                         std::move(tool_id), std::move(arguments_json), std::move(context_json));
   call_async(
       "tool",
-      [hook = std::move(hook), progress = std::move(progress)](const xconn_plugin_api& api, void* instance,
-                                                                xconn_call* call) {
+      [hook = std::move(hook), progress = std::move(progress), answer_on = std::move(answer_on)](
+          const xconn_plugin_api& api, void* instance, xconn_call* call) {
         if (progress) plugin_generation::attach_progress(call, progress);
+        if (answer_on) plugin_generation::answer_on(call, answer_on);
         hook(api, instance, call);
       },
       on, timeout, std::move(done));

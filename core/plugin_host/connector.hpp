@@ -55,8 +55,10 @@ class connector : public std::enable_shared_from_this<connector> {
   using done_fn = std::function<void(call_result)>;
   using ms = std::chrono::milliseconds;
   // progress: where the call's progress reports go (xconn_host_call_progress); empty refuses them.
+  // answer_on: where done runs (default: any I/O thread).
   void invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json, std::string context_json,
-                   const strand& on, ms timeout, done_fn done, plugin_generation::progress_fn progress = {});
+                   const strand& on, ms timeout, done_fn done, plugin_generation::progress_fn progress = {},
+                   boost::asio::any_io_executor answer_on = {});
   void auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,
                   const strand& on, ms timeout, done_fn done);
   void auth_status(std::string channel_id, std::string flow_id, std::string run_id, bool refresh, const strand& on,

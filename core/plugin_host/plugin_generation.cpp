@@ -35,6 +35,7 @@ struct xconn_call {
   std::shared_ptr<xconn::call_state> state;
   std::shared_ptr<xconn::plugin_generation> keepalive;  // async calls: keeps the library loaded until completion
   boost::asio::io_context* io = nullptr;
+  boost::asio::any_io_executor answer_on;  // empty: any I/O thread (io)
   xconn::plugin_generation::progress_fn progress;  // tool calls: where xconn_host_call_progress goes
   int progress_sent = 0;
 };
@@ -239,11 +240,13 @@ void plugin_generation::on_host_complete(xconn_call* call, xconn_status status, 
   }
   // Async: answer on an I/O thread, and let the generation go there too, never on the plugin's thread
   // (dropping the last reference there would unload the code that is still running).
-  boost::asio::post(*owned->io, [state, keepalive = std::move(owned->keepalive), result = std::move(result)]() mutable {
+  auto answer = [state, keepalive = std::move(owned->keepalive), result = std::move(result)]() mutable {
     if (state->done.exchange(true)) return;
     if (state->timer) state->timer->cancel();
     state->finish(std::move(result));
-  });
+  };
+  if (owned->answer_on) return boost::asio::post(owned->answer_on, std::move(answer));
+  boost::asio::post(*owned->io, std::move(answer));
 }
 
 void plugin_generation::on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done,
@@ -341,6 +344,10 @@ int plugin_generation::on_host_file_write_nowait(xconn_file_upload* upload, cons
 }
 
 void plugin_generation::attach_progress(xconn_call* call, progress_fn progress) { call->progress = std::move(progress); }
+
+void plugin_generation::answer_on(xconn_call* call, boost::asio::any_io_executor executor) {
+  call->answer_on = std::move(executor);
+}
 
 int plugin_generation::on_host_call_progress(xconn_call* call, xconn_str progress_json) {
   constexpr int max_per_call = 100;

@@ -10,6 +10,7 @@
 #include "core/plugin_host/plugin_library.hpp"
 #include "core/store/plugin_kv.hpp"
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -115,6 +116,9 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   // gets the call.
   using progress_fn = std::function<bool(std::string_view progress_json)>;
   static void attach_progress(xconn_call* call, progress_fn progress);
+  // Where an async call's answer runs (an I/O executor: the caller's socket strand, say) instead of any I/O
+  // thread: the answer then needs no second hand-off to reach that strand.
+  static void answer_on(xconn_call* call, boost::asio::any_io_executor executor);
 
   // Completes a call as the plugin would have: an Optional hook the plugin's table lacks answers its default.
   static void complete(xconn_call* call, xconn_status status, std::string_view json) {
