@@ -11,6 +11,7 @@
 //   store.map_size_bytes                   1048576 .. 1099511627776 (1 MiB .. 1 TiB)
 //   plugins.allow                          at most 16 distinct ids, each ^[a-z0-9-]{1,32}$
 //   plugins.threads                        1 .. 64
+//   plugins.inline_budget_us               0 .. 100000       (0: no tool runs on an I/O thread)
 //   plugins.reload_pause_max_calls         0 .. 1000000      (0: fail calls at once during a swap)
 //   plugins.reload_pause_max_s             1 .. 600
 //   plugins.kv_quota_bytes                 65536 .. 1073741824 (64 KiB .. 1 GiB)
@@ -164,6 +165,7 @@ void read_plugins(const YAML::Node& node, int line, plugins_config& c) {
        }
      }},
     {"threads", int_field(c.threads, 1, 64)},
+    {"inline_budget_us", int_field(c.inline_budget_us, 0, 100000)},
     {"reload_pause_max_calls", int_field(c.reload_pause_max_calls, 0, 1000000)},
     {"reload_pause_max_s", int_field(c.reload_pause_max_s, 1, 600)},
     {"kv_quota_bytes", int_field(c.kv_quota_bytes, 65536, 1073741824)},

@@ -38,6 +38,9 @@ struct plugins_config {
   bool watch = true;
   std::vector<std::string> allow;
   int threads = 4;
+  // A tool its manifest declares non_blocking runs on the calling socket's I/O thread, no hand-off, as long as
+  // its calls return within this; one whose calls overrun 3 times in a row goes to the pool (0: never inline).
+  int inline_budget_us = 200;
   int reload_pause_max_calls = 10000;
   int reload_pause_max_s = 10;
   std::uint64_t kv_quota_bytes = 16ull << 20;  // each plugin's key-value store: keys and values together

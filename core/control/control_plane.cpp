@@ -74,6 +74,14 @@ http_response connectors_page(server_context& ctx, const http_request& req, cons
                        json::serialize(json::object{{"connectors", std::move(list)}, {"refused", std::move(refused)}}));
 }
 
+// Tools declared non_blocking that ran on their socket's I/O thread, and those moved to the pool for overrunning.
+json::object tools_health(const connector& c) {
+  auto t = c.inline_tools();
+  json::array moved;
+  for (auto& id : t.moved_to_pool) moved.emplace_back(id);
+  return {{"inline_calls", t.calls}, {"inline_overruns", t.overruns}, {"moved_to_pool", std::move(moved)}};
+}
+
 http_response health_page(server_context& ctx, const http_request& req, const connector_path& at) {
   auto conn = ctx.connectors.find(at.plugin_id);
   if (!conn) return not_found(req);
@@ -99,7 +107,8 @@ http_response health_page(server_context& ctx, const http_request& req, const co
                     {"channels", {{"open", open}, {"authenticated", authenticated}}},
                     {"inbound", inbound_health(ctx.inbound.stats(c.id()))},
                     {"outbound", outbound_health(ctx.outbound.stats(c.id()))},
-                    {"consumers", {{"live", ctx.consumers.live(c.id())}}}};
+                    {"consumers", {{"live", ctx.consumers.live(c.id())}}},
+                    {"tools", tools_health(c)}};
   auto code = h.health == health_state::down ? http::status::service_unavailable : http::status::ok;
   return json_response(req, code, json::serialize(body));
 }

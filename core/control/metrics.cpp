@@ -60,16 +60,21 @@ std::string render_metrics(server_context& ctx) {
       {"xconn_channels_open", "gauge", "Channels with a route.", {}},
       {"xconn_channels_authenticated", "gauge", "Channels signed in.", {}},
       {"xconn_consumers_live", "gauge", "Shared target consumers held by at least one channel.", {}},
+      {"xconn_tool_inline_calls_total", "counter", "Calls of non_blocking tools run on their socket's I/O thread.", {}},
+      {"xconn_tool_inline_overruns_total", "counter",
+       "Of those, calls past plugins.inline_budget_us (the tool then runs on the plugin pool).", {}},
   };
   for (const auto& conn : ctx.connectors.all()) {
     const auto& id = conn->id();
     auto in = ctx.inbound.stats(id);
     auto out = ctx.outbound.stats(id);
     auto [open, authenticated] = ctx.channels.counts(id);
+    auto inline_tools = conn->inline_tools();
     std::uint64_t values[] = {in.pending,   in.accepted, in.duplicates, in.refused,    in.sent,
                               in.redelivered, in.delivered, in.rejected, in.expired,    in.evicted,
                               out.finals,   out.accepted, out.duplicates, out.rejected, out.deltas,
-                              open,         authenticated, ctx.consumers.live(id)};
+                              open,         authenticated, ctx.consumers.live(id),
+                              inline_tools.calls, inline_tools.overruns};
     for (std::size_t i = 0; i < families.size(); ++i) families[i].samples.emplace_back(id, values[i]);
   }
   std::string text;

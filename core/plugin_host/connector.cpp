@@ -29,6 +29,7 @@ connector::connector(std::string id, const plugins_config& limits, boost::asio::
     : id_(std::move(id)),
       max_held_(static_cast<std::size_t>(limits.reload_pause_max_calls)),
       max_pause_(limits.reload_pause_max_s),
+      inline_budget_(limits.inline_budget_us),
       io_(io),
       pool_(pool) {}
 
@@ -92,17 +93,70 @@ plugin_generation::plugin_fn call_hook(Hook xconn_plugin_api::*hook, absent_answ
 void connector::invoke_tool(std::string channel_id, std::string tool_id, std::string arguments_json,
                             std::string context_json, const strand& on, ms timeout, done_fn done,
                             plugin_generation::progress_fn progress, boost::asio::any_io_executor answer_on) {
+  bool may_run_here = false;
+  if (auto m = manifest(); m && answer_on && inline_budget_.count() > 0) {
+    auto options = m->tools.find(tool_id);
+    may_run_here = options != m->tools.end() && options->second.non_blocking;
+  }
+  const std::string tool = may_run_here ? tool_id : std::string();
   auto hook = call_hook(&xconn_plugin_api::xconn_plugin_on_invoke_tool, no_tools, std::move(channel_id),
                         std::move(tool_id), std::move(arguments_json), std::move(context_json));
-  call_async(
-      "tool",
-      [hook = std::move(hook), progress = std::move(progress), answer_on = std::move(answer_on)](
-          const xconn_plugin_api& api, void* instance, xconn_call* call) {
-        if (progress) plugin_generation::attach_progress(call, progress);
-        if (answer_on) plugin_generation::answer_on(call, answer_on);
-        hook(api, instance, call);
-      },
-      on, timeout, std::move(done));
+  plugin_fn fn = [hook = std::move(hook), progress = std::move(progress), answer_on = std::move(answer_on)](
+                     const xconn_plugin_api& api, void* instance, xconn_call* call) {
+    if (progress) plugin_generation::attach_progress(call, progress);
+    if (answer_on) plugin_generation::answer_on(call, answer_on);
+    hook(api, instance, call);
+  };
+  if (may_run_here && call_here(tool, fn, timeout, done)) return;
+  call_async("tool", std::move(fn), on, timeout, std::move(done));
+}
+
+// The one exception to "no plugin code on an I/O thread" (architecture.md): a tool its plugin declares
+// non_blocking, timed here. A call past the budget is still answered; a tool whose calls overrun this many times
+// in a row runs on the pool from then on (one overrun alone is a cold first call or a preempted thread).
+constexpr int overruns_to_move = 3;
+
+bool connector::call_here(const std::string& tool, plugin_fn& fn, ms timeout, done_fn& done) {
+  std::unique_lock lock(mutex_);
+  auto serving = current_.load();
+  if (retired_ || !serving || paused_ || moved_to_pool_.contains(tool)) return false;
+  serving->begin_call();  // under the lock, as call_async counts it: a reload that pauses now waits for it
+  lock.unlock();
+  const auto start = std::chrono::steady_clock::now();
+  serving->run_call_here("tool", std::move(fn), timeout, std::move(done));
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  inline_calls_.fetch_add(1, std::memory_order_relaxed);
+  if (took <= inline_budget_) {
+    if (overrun_streaks_.load(std::memory_order_relaxed) == 0) return true;  // the usual case: no lock
+    lock.lock();
+    if (overrun_streak_.erase(tool)) overrun_streaks_.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+  inline_overruns_.fetch_add(1, std::memory_order_relaxed);
+  lock.lock();
+  if (serving != current_.load()) return true;  // another build serves now: its tools start afresh
+  auto [streak, first] = overrun_streak_.try_emplace(tool, 0);
+  if (first) overrun_streaks_.fetch_add(1, std::memory_order_relaxed);
+  if (++streak->second < overruns_to_move) return true;
+  overrun_streak_.erase(streak);
+  overrun_streaks_.fetch_sub(1, std::memory_order_relaxed);
+  moved_to_pool_.insert(tool);
+  spdlog::warn("[plugin {}] tool {} is declared non_blocking but {} calls in a row took longer than "
+               "plugins.inline_budget_us ({} us; the last {} us): it runs on the plugin pool until the plugin reloads",
+               id_, tool, overruns_to_move, inline_budget_.count(), took.count());
+  return true;
+}
+
+void connector::forget_overruns() {
+  moved_to_pool_.clear();
+  overrun_streak_.clear();
+  overrun_streaks_.store(0, std::memory_order_relaxed);
+}
+
+connector::inline_stats connector::inline_tools() const {
+  std::lock_guard lock(mutex_);
+  return {inline_calls_.load(std::memory_order_relaxed), inline_overruns_.load(std::memory_order_relaxed),
+          std::vector<std::string>(moved_to_pool_.begin(), moved_to_pool_.end())};
 }
 
 void connector::auth_start(std::string channel_id, std::string flow_id, std::string run_id, std::string input_json,
@@ -231,6 +285,7 @@ void connector::health_changed(const plugin_generation& from, health_state h) {
 
 void connector::install(std::shared_ptr<plugin_generation> g) {
   std::lock_guard lock(mutex_);
+  forget_overruns();
   current_.store(std::move(g));
 }
 
@@ -271,6 +326,7 @@ void connector::resume(std::shared_ptr<plugin_generation> next, reload_record ou
     if (next) {
       serving = std::move(next);
       current_.store(serving);
+      forget_overruns();  // another build: its tools get their chance again
     }
     paused_ = false;
     overdue_ = false;

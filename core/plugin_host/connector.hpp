@@ -15,6 +15,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <map>
+#include <set>
+
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -97,6 +100,15 @@ class connector : public std::enable_shared_from_this<connector> {
 
   // The serving generation's health. report_health is the host's own finding (a fault), for that generation.
   health_snapshot health() const;
+  // Tools run on their socket's I/O thread (non_blocking ones, within plugins.inline_budget_us): calls so run,
+  // calls that overran, and the tools moved to the pool for it (until the plugin reloads).
+  struct inline_stats {
+    std::uint64_t calls = 0;
+    std::uint64_t overruns = 0;
+    std::vector<std::string> moved_to_pool;
+  };
+  inline_stats inline_tools() const;
+
   // The plugin's own counters (xconn_host_count), kept across reloads.
   plugin_counters& counters() { return counters_; }
   void report_health(health_state h, std::string last_error_code);
@@ -131,6 +143,10 @@ class connector : public std::enable_shared_from_this<connector> {
   // One asynchronous call: fn hands the plugin its xconn_call. what names the call in logs and in the timeout
   // code ("tool" -> tool_timeout).
   void call_async(std::string what, plugin_fn fn, const strand& on, ms timeout, done_fn done);
+  // A non_blocking tool's call, here and now, when it may run on this thread (serving, not paused, not moved
+  // to the pool); false leaves fn and done untouched for call_async.
+  bool call_here(const std::string& tool, plugin_fn& fn, ms timeout, done_fn& done);
+  void forget_overruns();  // under mutex_
   // Answers done with a retryable failure, later and on an I/O thread; code defaults to "{what}_failed".
   void fail_later(const std::string& what, std::function<void(call_result)> done, std::string_view why,
                   std::string_view code = {});
@@ -139,11 +155,18 @@ class connector : public std::enable_shared_from_this<connector> {
   const std::string id_;
   const std::size_t max_held_;
   const std::chrono::seconds max_pause_;
+  const std::chrono::microseconds inline_budget_;
   boost::asio::io_context& io_;
   boost::asio::thread_pool& pool_;
 
   plugin_counters counters_;
+  std::atomic<std::uint64_t> inline_calls_{0}, inline_overruns_{0};
   mutable std::mutex mutex_;  // the gate; current_ changes only under it
+  // Under mutex_, cleared when another generation serves: the tools moved to the pool, and the overruns in a row
+  // of the others (overrun_streaks_ counts those entries, read without the lock).
+  std::set<std::string> moved_to_pool_;
+  std::map<std::string, int> overrun_streak_;
+  std::atomic<int> overrun_streaks_{0};
   // Read without the lock on every call (manifest, health): the hot path never waits for a reload's bookkeeping.
   std::atomic<std::shared_ptr<plugin_generation>> current_;
   bool paused_ = false;

@@ -191,6 +191,20 @@ void plugin_generation::begin_call() {
 
 void plugin_generation::dispatch_call(std::string what, plugin_fn fn, const strand& on,
                                       std::chrono::milliseconds timeout, std::function<void(call_result)> done) {
+  auto* call = new_call(std::move(what), timeout, std::move(done));
+  boost::asio::post(on, [self = shared_from_this(), call, fn = std::move(fn)] {
+    fn(*self->library_->api, self->instance_, call);
+  });
+}
+
+void plugin_generation::run_call_here(std::string what, plugin_fn fn, std::chrono::milliseconds timeout,
+                                      std::function<void(call_result)> done) {
+  auto* call = new_call(std::move(what), timeout, std::move(done));
+  fn(*library_->api, instance_, call);
+}
+
+xconn_call* plugin_generation::new_call(std::string what, std::chrono::milliseconds timeout,
+                                        std::function<void(call_result)> done) {
   auto state = std::make_shared<call_state>();
   state->timer = std::make_unique<boost::asio::steady_timer>(io_, timeout);
   state->on_done = [self = shared_from_this(), done = std::move(done), what](call_result r) {
@@ -210,10 +224,7 @@ void plugin_generation::dispatch_call(std::string what, plugin_fn fn, const stra
     r.timed_out = true;
     state->finish(std::move(r));
   });
-  auto* call = new xconn_call{state, shared_from_this(), &io_, {}, 0};
-  boost::asio::post(on, [self = shared_from_this(), call, fn = std::move(fn)] {
-    fn(*self->library_->api, self->instance_, call);
-  });
+  return new xconn_call{state, shared_from_this(), &io_, {}, {}, 0};
 }
 
 void plugin_generation::call_finished() {

@@ -111,6 +111,10 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   void begin_call();
   void dispatch_call(std::string what, plugin_fn fn, const strand& on, std::chrono::milliseconds timeout,
                      std::function<void(call_result)> done);
+  // The same call run on the calling thread, now (a non_blocking tool on its socket's I/O thread). After
+  // begin_call, like dispatch_call.
+  void run_call_here(std::string what, plugin_fn fn, std::chrono::milliseconds timeout,
+                     std::function<void(call_result)> done);
 
   // Where a tool call's progress reports go (xconn_host_call_progress): true when taken. Set before the plugin
   // gets the call.
@@ -148,6 +152,8 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   void answered_in_time();
 
  private:
+  // The call's state, its deadline armed; the plugin gets the returned handle.
+  xconn_call* new_call(std::string what, std::chrono::milliseconds timeout, std::function<void(call_result)> done);
   static void on_host_log(void* ctx, xconn_log_level level, xconn_str text);
   static void on_host_report_health(void* ctx, xconn_health health, xconn_str code);
   static void on_host_complete(xconn_call* call, xconn_status status, xconn_str json);

@@ -116,7 +116,7 @@ std::string skill_name_for(std::string_view card_id) {
 
 namespace {
 
-// tool_options: per tool of the card, side_effect and timeout_ms. "" when valid.
+// tool_options: per tool of the card, side_effect, timeout_ms and non_blocking. "" when valid.
 std::string read_tool_options(const json::object& doc, plugin_manifest& m) {
   if (auto* opts = doc.if_contains("tool_options")) {
     if (!opts->is_object()) return "tool_options: must be an object";
@@ -128,11 +128,13 @@ std::string read_tool_options(const json::object& doc, plugin_manifest& m) {
       for (const auto& o : kv.value().as_object()) {
         if (o.key() == "side_effect" && o.value().is_bool()) {
           it->second.side_effect = o.value().as_bool();
+        } else if (o.key() == "non_blocking" && o.value().is_bool()) {
+          it->second.non_blocking = o.value().as_bool();
         } else if (o.key() == "timeout_ms" && o.value().is_int64() && o.value().as_int64() > 0 &&
                    o.value().as_int64() <= 3600000) {
           it->second.timeout_ms = static_cast<int>(o.value().as_int64());
         } else {
-          return at + "." + std::string(o.key()) + ": side_effect (bool) or timeout_ms (1-3600000) only";
+          return at + "." + std::string(o.key()) + ": side_effect (bool), non_blocking (bool) or timeout_ms (1-3600000) only";
         }
       }
     }

@@ -22,6 +22,9 @@ struct chat_limits {
 struct tool_options {
   bool side_effect = false;
   int timeout_ms = 0;  // 0: the host's tools.timeout_s
+  // Never blocks and shares no state with the channel's other calls unguarded: the host may run it on the
+  // calling socket's I/O thread, beside the channel's other calls, within plugins.inline_budget_us.
+  bool non_blocking = false;
 };
 
 // How the plugin's target shows assistant output (plugin.h on_update / on_activity).

@@ -138,7 +138,8 @@ inline constexpr std::string_view manifest_template = R"json({
     ],
     "security": {"trust_level": "builtin", "data_classes": ["message"]}
   },
-  "tool_options": {"echo_send_message": {"side_effect": true}, "echo_burst": {"side_effect": true}},
+  "tool_options": {"echo_send_message": {"side_effect": true}, "echo_burst": {"side_effect": true},
+                   "echo_reverse": {"non_blocking": true}, "echo_fail": {"non_blocking": true}},
   "system_prompt": "This conversation runs on Echo, a test target inside the connector server: nothing reaches a person. Use the echo tools only to test or demonstrate tool calls. Pass connector_channel_id unchanged. echo_send_message sends once per call: do not repeat it to retry. echo_fail fails by design: report its error code instead of retrying. echo_burst is for load tests: call it only when asked to.",
   "capability": {
     "adapter_id": "echo",

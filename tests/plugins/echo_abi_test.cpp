@@ -101,7 +101,8 @@ TEST_F(EchoAbi, ManifestDeclaresTheCardSkillAndCapability) {
   EXPECT_EQ(burst.at("output_schema").at("required"), json::parse(R"(["status","count"])"));
 
   EXPECT_EQ(manifest.at("tool_options"),
-            json::parse(R"({"echo_send_message":{"side_effect":true},"echo_burst":{"side_effect":true}})"));
+            json::parse(R"({"echo_send_message":{"side_effect":true},"echo_burst":{"side_effect":true},)"
+                        R"("echo_reverse":{"non_blocking":true},"echo_fail":{"non_blocking":true}})"));
   std::string_view skill = manifest.at("skill").as_string();
   EXPECT_TRUE(skill.starts_with("---\nname: connector-im-echo\ndescription: ")) << skill.substr(0, 80);
   for (const char* name : {"echo_sleep", "echo_send_message", "echo_burst", "echo_token", "echo_qr_login"}) {

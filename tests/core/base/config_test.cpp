@@ -37,6 +37,7 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_TRUE(c.plugins.watch);
     EXPECT_TRUE(c.plugins.allow.empty());
     EXPECT_EQ(c.plugins.threads, 4);
+    EXPECT_EQ(c.plugins.inline_budget_us, 200);
     EXPECT_EQ(c.plugins.reload_pause_max_calls, 10000);
     EXPECT_EQ(c.plugins.reload_pause_max_s, 10);
     EXPECT_EQ(c.leases.connector_offline_s, 3600);

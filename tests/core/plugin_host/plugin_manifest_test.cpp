@@ -352,8 +352,14 @@ TEST(PluginManifest, ToolOptions) {
                  "tool_options.sample_send.timeout_ms");
   expect_refused([](auto& m) { obj(m["tool_options"])["sample_send"] = {{"side_effect", "yes"}}; },
                  "tool_options.sample_send.side_effect");
-  auto m = parse_ok([](auto& m) { obj(m["tool_options"])["sample_status"] = {{"timeout_ms", 3600000}}; });
+  expect_refused([](auto& m) { obj(m["tool_options"])["sample_send"] = {{"non_blocking", 1}}; },
+                 "tool_options.sample_send.non_blocking");
+  auto m = parse_ok([](auto& m) {
+    obj(m["tool_options"])["sample_status"] = {{"timeout_ms", 3600000}, {"non_blocking", true}};
+  });
   EXPECT_EQ(m.tools.at("sample_status").timeout_ms, 3600000);
+  EXPECT_TRUE(m.tools.at("sample_status").non_blocking);
+  EXPECT_FALSE(m.tools.at("sample_send").non_blocking);  // unless declared
 }
 
 // capability --------------------------------------------------------------------------------------------------
