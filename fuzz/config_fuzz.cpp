@@ -37,7 +37,8 @@ void check_bounds(const config& c) {
   const auto& p = c.plugins;
   FUZZ_CHECK(p.allow.size() <= 16 && std::all_of(p.allow.begin(), p.allow.end(), valid_id));
   FUZZ_CHECK(within(p.threads, 1, 64) && within(p.reload_pause_max_calls, 0, 1000000) &&
-             within(p.reload_pause_max_s, 1, 600) && within(p.kv_quota_bytes, 65536, 1073741824));
+             within(p.reload_pause_max_s, 1, 600) && within(p.kv_quota_bytes, 65536, 1073741824) &&
+             within(p.inline_budget_us, 0, 100000));
   FUZZ_CHECK(within(c.leases.connector_offline_s, 1, 2592000) && within(c.leases.unauthenticated_channel_s, 1, 86400));
   const auto& d = c.delivery;
   FUZZ_CHECK(within(d.window, 1, 1024) && within(d.ack_timeout_s, 1, 3600) && within(d.retry_max_s, 1, 86400) &&
