@@ -13,6 +13,9 @@
 # the median: these machines are shared and noisy.
 #
 # usage: tools/bench.sh [--seconds S] [--sockets "1 4 16 64"] [--repeat R] [--build DIR] [--no-micro] [--no-scale]
+#                       [--no-sweep] [--tag NAME]
+# --no-sweep skips the socket sweep (with the half-load and idle runs); --tag NAME writes <date>-NAME.* instead of
+# the day's <date>.* (a partial run beside a full one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -22,6 +25,8 @@ repeat=3
 build=build
 micro=1
 scale=1
+sweeps=1
+tag=
 while (($#)); do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -30,7 +35,9 @@ while (($#)); do
     --build) build=$2; shift 2 ;;
     --no-micro) micro=0; shift ;;
     --no-scale) scale=0; shift ;;
-    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--repeat R] [--build DIR] [--no-micro] [--no-scale]" >&2
+    --no-sweep) sweeps=0; shift ;;
+    --tag) tag=-$2; shift 2 ;;
+    *) echo "usage: tools/bench.sh [--seconds S] [--sockets \"1 4 16 64\"] [--repeat R] [--build DIR] [--no-micro] [--no-scale] [--no-sweep] [--tag NAME]" >&2
        exit 2 ;;
   esac
 done
@@ -52,7 +59,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-date=$(date -u +%Y-%m-%d)
+date=$(date -u +%Y-%m-%d)$tag
 out=bench/results
 mkdir -p "$out" "$work/micro" "$work/load"
 
@@ -108,23 +115,34 @@ load() {
     echo "bench.sh: $label reported errors (see the table)" >&2
 }
 
-# First, on the fresh server: what 10,000 signed-in channels cost in resident memory.
-load "xconnd-idle-10000" --server "$xconnd" --scenario idle --sockets 16 --channels 10000 --duration 1 \
-  --server-pid "$xconnd_pid"
-for n in $sweep; do
-  for ((r = 1; r <= repeat; r++)); do
-    load "ceiling-invoke-$n-r$r" --ceiling "$ceiling" --sockets "$n" --duration "$seconds"
-    for scenario in invoke inbound outbound mixed; do
-      load "xconnd-$scenario-$n-r$r" --server "$xconnd" --scenario "$scenario" --sockets "$n" --duration "$seconds"
+if ((sweeps)); then
+  # First, on the fresh server: what 10,000 signed-in channels cost in resident memory.
+  load "xconnd-idle-10000" --server "$xconnd" --scenario idle --sockets 16 --channels 10000 --duration 1 \
+    --server-pid "$xconnd_pid"
+  for n in $sweep; do
+    for ((r = 1; r <= repeat; r++)); do
+      load "ceiling-invoke-$n-r$r" --ceiling "$ceiling" --sockets "$n" --duration "$seconds"
+      for scenario in invoke inbound outbound mixed; do
+        load "xconnd-$scenario-$n-r$r" --server "$xconnd" --scenario "$scenario" --sockets "$n" --duration "$seconds"
+      done
+      load "ceiling-invoke8-$n-r$r" --ceiling "$ceiling" --sockets "$n" --inflight 8 --duration "$seconds"
+      load "xconnd-invoke8-$n-r$r" --server "$xconnd" --sockets "$n" --inflight 8 --duration "$seconds"
     done
-    load "ceiling-invoke8-$n-r$r" --ceiling "$ceiling" --sockets "$n" --inflight 8 --duration "$seconds"
-    load "xconnd-invoke8-$n-r$r" --server "$xconnd" --sockets "$n" --inflight 8 --duration "$seconds"
   done
-done
+  top=$(echo "$sweep" | awk '{print $NF}')
+  half=$(python3 -c "import glob, json, statistics
+rates = [json.load(open(f))['ops_per_s'] for f in glob.glob('$work/load/xconnd-invoke-$top-r*.json')]
+print(max(1, int(statistics.median(rates) / 2)))")
+  for ((r = 1; r <= repeat; r++)); do
+    load "xconnd-invoke-$top-half-r$r" --server "$xconnd" --sockets "$top" --rate "$half" --duration "$seconds"
+  done
+fi
 
 # File transfers, 1 MiB files. The disk ceiling: dd writes 256 MiB beside the store and fdatasyncs once.
+# Each starts with the page cache written out (sync): an earlier run's dirty pages must not slow the next one.
 disk_ceiling() {  # label
   local line
+  sync
   line=$(dd if=/dev/zero of="$work/var/disk-ceiling" bs=1M count=256 conv=fdatasync 2>&1 | grep 'bytes' || true)
   rm -f "$work/var/disk-ceiling"
   python3 -c "import json, re, sys
@@ -135,18 +153,12 @@ print(json.dumps({'bytes_per_s': int(m.group(1)) / float(m.group(2)) if m else 0
 for n in 1 4; do
   for ((r = 1; r <= repeat; r++)); do
     disk_ceiling "disk-ceiling-$n-r$r"
+    sync
     load "xconnd-upload-$n-r$r" --server "$xconnd" --scenario upload --sockets "$n" --duration "$seconds" \
       --count 1024
     load "ceiling-download-$n-r$r" --ceiling "$ceiling" --scenario download --sockets "$n" --duration "$seconds"
     load "xconnd-download-$n-r$r" --server "$xconnd" --scenario download --sockets "$n" --duration "$seconds"
   done
-done
-top=$(echo "$sweep" | awk '{print $NF}')
-half=$(python3 -c "import glob, json, statistics
-rates = [json.load(open(f))['ops_per_s'] for f in glob.glob('$work/load/xconnd-invoke-$top-r*.json')]
-print(max(1, int(statistics.median(rates) / 2)))")
-for ((r = 1; r <= repeat; r++)); do
-  load "xconnd-invoke-$top-half-r$r" --server "$xconnd" --sockets "$top" --rate "$half" --duration "$seconds"
 done
 
 # ---- scale: each on a fresh xconnd (its RSS starts from nothing), room for 10,000 sockets and 100,000 channels ----
@@ -201,8 +213,8 @@ fi
 
 python3 tools/bench_report.py --micro "$work/micro" --load "$work/load" --date "$date" --seconds "$seconds" \
   --out "$out"
-if command -v gnuplot > /dev/null; then
+if command -v gnuplot > /dev/null && [ "$(wc -l < "$out/$date-plot.dat")" -gt 1 ]; then  # a sweep to draw
   gnuplot -e "data='$out/$date-plot.dat'; prefix='$out/$date'" tools/bench_plots.gp
-  rm -f "$out/$date-plot.dat"
 fi
+rm -f "$out/$date-plot.dat"
 echo "bench.sh: wrote $out/$date.json, $out/$date.md and the plots" >&2
