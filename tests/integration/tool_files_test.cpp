@@ -2,9 +2,8 @@
 // the fixture relay: tool.progress.push reaches the invoking socket before the ack, an out-of-range report is
 // refused, the result's file comes back described by the store with a signed download_url whose bytes are exactly
 // what the plugin stored without waiting, and a file_ref that is not the channel's is refused.
-#include "support/data_plane.hpp"
 #include "support/files_helpers.hpp"
-#include "support/server_fixture.hpp"
+#include "support/relay_fixture.hpp"
 #include "support/wire_client.hpp"
 
 #include <gtest/gtest.h>
@@ -14,24 +13,7 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-class tool_files : public ::testing::Test {
- protected:
-  void SetUp() override {
-    server.start();
-    dp = dp_client::connect(server.port(), server.key(), "relay");
-    ASSERT_TRUE(dp);
-    channel = dp->open_signed_in("relay_token", {{"token", "tok-relay-1"}});
-    ASSERT_FALSE(channel.empty());
-  }
-  void TearDown() override {
-    dp.reset();
-    server.stop();
-  }
-
-  server_fixture server{{"relay.so"}};
-  std::unique_ptr<dp_client> dp;
-  std::string channel;
-};
+class tool_files : public relay_channel_test {};
 
 TEST_F(tool_files, a_long_tool_pushes_progress_and_returns_its_file_with_a_signed_download_url) {
   const std::size_t size = 5u << 20;  // past the store's backlog: the plugin's writes find it behind

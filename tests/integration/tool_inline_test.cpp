@@ -3,8 +3,7 @@
 // whose calls overrun plugins.inline_budget_us 3 times in a row is still answered, then runs on the plugin pool,
 // and /health and /metrics say so (an overrun now and then does not move it); a tool not so declared never runs
 // on an I/O thread.
-#include "support/data_plane.hpp"
-#include "support/server_fixture.hpp"
+#include "support/relay_fixture.hpp"
 #include "support/wire_client.hpp"
 
 #include <gtest/gtest.h>
@@ -14,19 +13,11 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-class tool_inline : public ::testing::Test {
+class tool_inline : public relay_channel_test {
  protected:
-  void SetUp() override {
-    server.start();
-    dp = dp_client::connect(server.port(), server.key(), "relay");
-    ASSERT_TRUE(dp);
-    channel = dp->open_signed_in("relay_token", {{"token", "tok-relay-1"}});
-    ASSERT_FALSE(channel.empty());
-  }
-  void TearDown() override {
-    dp.reset();
-    server.stop();
-  }
+  // A budget no loaded machine misses by accident (relay_where takes microseconds), and well below the 80 ms
+  // relay_where_slowly takes.
+  tool_inline() : relay_channel_test([](config& c) { c.plugins.inline_budget_us = 50000; }) {}
 
   // The thread the tool ran on, or "" when the call failed.
   std::string thread_of(const std::string& tool, json::object arguments = {}) {
@@ -39,12 +30,6 @@ class tool_inline : public ::testing::Test {
     auto r = http_get(server.port(), "/connectors/relay/health", server.key());
     return json::parse(r.body).as_object().at("tools").as_object();
   }
-
-  // A budget no loaded machine misses by accident (relay_where takes microseconds), and well below the 80 ms
-  // relay_where_slowly takes.
-  server_fixture server{{"relay.so"}, [](config& c) { c.plugins.inline_budget_us = 50000; }};
-  std::unique_ptr<dp_client> dp;
-  std::string channel;
 };
 
 bool on_an_io_thread(const std::string& thread) { return thread.starts_with("xconn-io-"); }
