@@ -210,8 +210,10 @@ def main():
         json.dump(result, f, indent=1)
 
     reps = max((r["repetitions"] for r in table), default=1)
+    client_threads = sorted({r.get("threads", 1) for reps_ in runs.values() for r in reps_ if r and "threads" in r})
+    threads_text = "/".join(str(t) for t in client_threads) or "1"
     md = [f"# xconn bench, {a.date}", "",
-          f"{os.cpu_count()} cores; xconn-load with one client thread, {a.seconds} s per run, each run {reps} times "
+          f"{os.cpu_count()} cores; xconn-load with {threads_text} client thread(s), {a.seconds} s per run, each run {reps} times "
           "(the ceiling and xconnd taking turns) and the median shown; xconnd and "
           "ws_ceiling with one I/O thread per core, xconnd with one plugin thread per core. `% of ceiling`: invoke operations (the very same frames), "
           "other scenarios frames per second, against ws_ceiling at the same socket count in the same run.", "",

@@ -2,9 +2,11 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 namespace xconn::load {
 namespace {
@@ -80,7 +82,8 @@ reports throughput and latency.
   --sockets N           WebSocket connections, each after its hello (1..20000, default 1)
   --channels M          channels in all, signed in with echo_token, spread over the sockets (default N)
   --inflight K          operations in flight per channel (1..1024, default 1)
-  --threads T           client I/O threads (1..64, default 1)
+  --threads T           client I/O threads (1..64; default: half the cores, at most one per socket, since the
+                        server runs on the same machine)
   --duration S          timed phase, seconds (0.1..3600, default 10)
   --count C             stop after C operations (default: only the duration bounds the run)
   --rate R              send R operations per second in all, paced, whatever is still unanswered
@@ -175,6 +178,8 @@ parse_outcome parse_options(const std::vector<std::string>& args) {
     }
   }
   if (o.channels == 0) o.channels = o.sockets;
+  if (o.threads == 0)
+    o.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency() / 2), 1, std::min(64, o.sockets));
   if (o.channels < o.sockets) return fail("--channels must be at least --sockets (every socket carries a channel)");
   if (o.target == target_kind::ceiling && o.what != scenario::invoke && o.what != scenario::download)
     return fail("--ceiling answers invoke frames and downloads only (--scenario invoke or download)");

@@ -22,7 +22,7 @@ struct load_options {
   int sockets = 1;
   int channels = 0;                // 0: one per socket
   int inflight = 1;                // operations in flight per channel
-  int threads = 1;                 // client I/O threads
+  int threads = 0;                 // client I/O threads (0 on the command line: half the cores, at most one a socket)
   double duration_s = 10;          // the timed phase never runs longer
   std::uint64_t count = 0;         // 0: no count bound (the duration still applies)
   double rate = 0;                 // operations per second in all, paced (0: each slot sends on its answer)
