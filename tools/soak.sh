@@ -100,8 +100,11 @@ pids+=("$!")
   churns=0
   while ((SECONDS + 5 < end)); do
     churns=$((churns + 1))
-    "${load[@]}" --scenario invoke --sockets 4 --channels 4 --rate 40 --duration 5 > "$out/churn-last.txt" 2>&1 ||
-      echo "churn $churns failed" >> "$out/churn-failures.txt"
+    if ! "${load[@]}" --scenario invoke --sockets 4 --channels 4 --rate 40 --duration 5 > "$out/churn-last.txt" 2>&1
+    then  # kept: the next churn overwrites churn-last.txt
+      echo "churn $churns failed at $SECONDS s" >> "$out/churn-failures.txt"
+      cp "$out/churn-last.txt" "$out/churn-failed-$churns.txt"
+    fi
     echo "$churns" > "$out/churns.txt"
   done
 ) &
