@@ -62,7 +62,7 @@ std::string render_metrics(server_context& ctx) {
       {"xconn_consumers_live", "gauge", "Shared target consumers held by at least one channel.", {}},
       {"xconn_tool_inline_calls_total", "counter", "Calls of non_blocking tools run on their socket's I/O thread.", {}},
       {"xconn_tool_inline_overruns_total", "counter",
-       "Of those, calls past plugins.inline_budget_us (the tool then runs on the plugin pool).", {}},
+       "Of those, calls past plugins.inline_budget_us (3 in a row move the tool to the plugin pool).", {}},
   };
   for (const auto& conn : ctx.connectors.all()) {
     const auto& id = conn->id();

@@ -33,11 +33,7 @@ std::string inbound_message::to_record() const {
   out += R"(,"expires_at":)";
   out += std::to_string(expires_at);
   auto put = [&](std::string_view key, const std::string& value) {
-    if (value.empty()) return;
-    out += ',';
-    append_json_string(out, key);
-    out += ':';
-    append_json_string(out, value);
+    if (!value.empty()) append_json_member(out, key, value);
   };
   put("msg_id", msg_id);
   put("context_text", context_text);

@@ -34,8 +34,7 @@ struct call_state {
 struct xconn_call {
   std::shared_ptr<xconn::call_state> state;
   std::shared_ptr<xconn::plugin_generation> keepalive;  // async calls: keeps the library loaded until completion
-  boost::asio::io_context* io = nullptr;
-  boost::asio::any_io_executor answer_on;  // empty: any I/O thread (io)
+  boost::asio::any_io_executor answer_on;  // where an async answer runs: any I/O thread unless a caller named one
   xconn::plugin_generation::progress_fn progress;  // tool calls: where xconn_host_call_progress goes
   int progress_sent = 0;
 };
@@ -162,7 +161,7 @@ call_result plugin_generation::run_blocking(void (*fn)(void*, xconn_call*), std:
   auto future = promise->get_future();
   auto state = std::make_shared<call_state>();
   state->on_done = [promise](call_result r) { promise->set_value(std::move(r)); };
-  auto* call = new xconn_call{state, nullptr, &io_, {}, 0};
+  auto* call = new xconn_call{state, nullptr, {}, {}, 0};  // answered right where it completes
   // The task holds the generation: a plugin that answers and then keeps running (unwinding, returning) must
   // not see its library closed under it by the waiting thread.
   boost::asio::post(pool_, [self = shared_from_this(), fn, call] { fn(self->instance_, call); });
@@ -224,7 +223,7 @@ xconn_call* plugin_generation::new_call(std::string what, std::chrono::milliseco
     r.timed_out = true;
     state->finish(std::move(r));
   });
-  return new xconn_call{state, shared_from_this(), &io_, {}, {}, 0};
+  return new xconn_call{state, shared_from_this(), io_.get_executor(), {}, 0};
 }
 
 void plugin_generation::call_finished() {
@@ -256,8 +255,7 @@ void plugin_generation::on_host_complete(xconn_call* call, xconn_status status, 
     if (state->timer) state->timer->cancel();
     state->finish(std::move(result));
   };
-  if (owned->answer_on) return boost::asio::post(owned->answer_on, std::move(answer));
-  boost::asio::post(*owned->io, std::move(answer));
+  boost::asio::post(owned->answer_on, std::move(answer));
 }
 
 void plugin_generation::on_host_emit(void* ctx, xconn_str channel_id, xconn_str message_json, xconn_emit_done done,

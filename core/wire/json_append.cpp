@@ -72,6 +72,13 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+void append_json_member(std::string& out, std::string_view key, std::string_view value) {
+  out.push_back(',');
+  append_json_string(out, key);
+  out.push_back(':');
+  append_json_string(out, value);
+}
+
 void append_json_value(std::string& out, const boost::json::object& o) { serialize_into(out, o); }
 void append_json_value(std::string& out, const boost::json::array& a) { serialize_into(out, a); }
 

@@ -13,6 +13,9 @@ namespace xconn {
 // A JSON string: what RFC 8259 requires escaped is escaped, the rest (UTF-8 included) copied as it is.
 void append_json_string(std::string& out, std::string_view s);
 
+// ,"key":"value" (the comma always: the object's first member is written by the caller).
+void append_json_member(std::string& out, std::string_view key, std::string_view value);
+
 // Serialized straight into out: no copy of the value, no string of its own.
 void append_json_value(std::string& out, const boost::json::object& o);
 void append_json_value(std::string& out, const boost::json::array& a);

@@ -294,13 +294,6 @@ std::optional<packet_view> packet_decoder::decode(std::string_view frame, packet
 
 namespace {
 
-void append_member(std::string& out, std::string_view key, std::string_view value) {
-  out.push_back(',');
-  append_json_string(out, key);
-  out.push_back(':');
-  append_json_string(out, value);
-}
-
 }  // namespace
 
 // Appended field by field, in the order the DOM gave: 30 times cheaper than building an envelope object
@@ -311,11 +304,11 @@ std::string encode_packet(const outgoing_packet& packet) {
   out += R"({"schema":")";
   out += packet_schema;
   out += '"';
-  append_member(out, "packet_id", packet.packet_id.empty() ? unique_id("pkt_") : packet.packet_id);
-  if (!packet.request_id.empty()) append_member(out, "request_id", packet.request_id);
-  if (!packet.reply_to.empty()) append_member(out, "reply_to", packet.reply_to);
-  if (!packet.connector_channel_id.empty()) append_member(out, "connector_channel_id", packet.connector_channel_id);
-  append_member(out, "type", packet.type);
+  append_json_member(out, "packet_id", packet.packet_id.empty() ? unique_id("pkt_") : packet.packet_id);
+  if (!packet.request_id.empty()) append_json_member(out, "request_id", packet.request_id);
+  if (!packet.reply_to.empty()) append_json_member(out, "reply_to", packet.reply_to);
+  if (!packet.connector_channel_id.empty()) append_json_member(out, "connector_channel_id", packet.connector_channel_id);
+  append_json_member(out, "type", packet.type);
   out += R"(,"time":)";
   out += std::to_string(packet.time_ms < 0 ? static_cast<std::int64_t>(unix_ms()) : packet.time_ms);
   if (packet.payload) {
