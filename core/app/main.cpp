@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
     spdlog::info("config ok: {}", config_path);
     return 0;
   }
+  if (!cfg->log.file.empty()) spdlog::info("log: {} lines to {}", cfg->log.format, cfg->log.file);
+  if (auto err = xconn::log::configure(cfg->log); !err.empty()) {
+    spdlog::error("config error: {}", err);
+    return 2;
+  }
 
   auto files = xconn::raise_open_file_limit(static_cast<std::uint64_t>(cfg->server.max_connections));
   if (!files.enough())
@@ -71,6 +76,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGHUP);   // read the YAML again, reload what changed (docs/operations.md)
+  sigaddset(&signals, SIGUSR1);  // reopen log.file (logrotate's postrotate)
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -85,7 +91,11 @@ int main(int argc, char** argv) {
                  server.key_file());
   sd_notify(0, "READY=1");
   int sig = 0;
-  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+  while (sigwait(&signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR1)) {
+    if (sig == SIGUSR1) {
+      if (xconn::log::reopen().empty()) spdlog::info("SIGUSR1: log file reopened");
+      continue;  // a failure is logged by reopen itself
+    }
     spdlog::info("SIGHUP: reading {} again and comparing plugins.dir with what is loaded", config_path);
     // The reload goes on in the background; systemd waits only for the request to be taken.
     sd_notify(0, "RELOADING=1");

@@ -19,6 +19,7 @@ BOOST_DESCRIBE_STRUCT(delivery_config, (), (window, ack_timeout_s, retry_max_s, 
                                             completed_ids_s, context_in_text))
 BOOST_DESCRIBE_STRUCT(tools_config, (), (timeout_s, idempotency_s))
 BOOST_DESCRIBE_STRUCT(files_config, (), (max_bytes, ttl_s, url_ttl_s, upload_min_bytes_per_s, upload_grace_s))
+BOOST_DESCRIBE_STRUCT(log_config, (), (format, file, level))
 
 namespace {
 
@@ -41,6 +42,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   compare("delivery", running.delivery, next.delivery, out);
   compare("tools", running.tools, next.tools, out);
   compare("files", running.files, next.files, out);
+  compare("log", running.log, next.log, out);
   return out;
 }
 

@@ -291,3 +291,39 @@ TEST(backup, taken_under_inbound_load_and_restored_it_holds_what_was_durable_and
 
 }  // namespace
 }  // namespace xconn::test
+
+namespace xconn::test {
+namespace {
+
+TEST(daemon_log, json_lines_to_a_file_reopened_on_sigusr1_after_a_rotation) {
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml",
+             test_daemon_config(plugin_dir(), "log:\n  format: json\n  file: \"xconnd.log\"\n"));
+  auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
+                                            std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}});
+  auto log = dir.path() / "xconnd.log";
+  auto has = [](const std::filesystem::path& p, const std::string& text) {
+    return std::filesystem::exists(p) && read_file(p).find(text) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_until([&] { return has(log, "listening on"); }, 20s)) << d->console();
+  std::filesystem::rename(log, dir.path() / "xconnd.log.1");
+  d->signal(SIGUSR1);
+  ASSERT_TRUE(wait_until([&] { return has(log, "log file reopened"); }, 20s)) << d->console();
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(), 0);
+  for (const auto& file : {dir.path() / "xconnd.log.1", log}) {
+    auto text = read_file(file);
+    std::size_t lines = 0;
+    for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1, ++lines) {
+      auto line = json::parse(text.substr(at, end - at));
+      EXPECT_TRUE(line.is_object() && line.as_object().contains("msg")) << text.substr(at, end - at);
+    }
+    EXPECT_GT(lines, 0u) << file;
+    EXPECT_EQ(text.find(key), std::string::npos) << "the key reached the log";
+  }
+  EXPECT_TRUE(has(dir.path() / "xconnd.log.1", "listening on"));
+  EXPECT_TRUE(has(log, "stopped"));
+}
+
+}  // namespace
+}  // namespace xconn::test

@@ -19,11 +19,11 @@ TEST(config_diff, names_each_changed_key_of_every_section_in_file_order) {
       "server:\n  listen: \"127.0.0.1:2\"\n  api_keys: [\"xck_a_key_long_enough_0123\"]\n"
       "store:\n  sealing_key_file: \"/k\"\nplugins:\n  threads: 8\n  allow: [\"echo\"]\n"
       "leases:\n  connector_offline_s: 60\ndelivery:\n  context_in_text: false\ntools:\n  timeout_s: 5\n"
-      "files:\n  upload_grace_s: 5\n");
+      "files:\n  upload_grace_s: 5\nlog:\n  format: json\n");
   EXPECT_EQ(restart_only_changes(before, after),
             (std::vector<std::string>{"server.listen", "server.api_keys", "store.sealing_key_file", "plugins.allow",
                                       "plugins.threads", "leases.connector_offline_s", "delivery.context_in_text",
-                                      "tools.timeout_s", "files.upload_grace_s"}));
+                                      "tools.timeout_s", "files.upload_grace_s", "log.format"}));
 }
 
 TEST(config_diff, a_plugins_section_is_not_a_restart_only_key) {
