@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   xconn::server server(std::move(*cfg));
+  server.set_build(XCONN_VERSION, XCONN_GIT_REV);
   if (auto err = server.start(); !err.empty()) {
     spdlog::error("cannot start: {}", err);
     return 1;

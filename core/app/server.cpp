@@ -63,6 +63,7 @@ struct server::impl {
   std::string base_url;
   std::string key_file;
   bool running = false;
+  std::string build_version, build_revision;
 
   // start(), step by step.
   std::string open_store_and_keys();
@@ -288,7 +289,8 @@ void server::impl::build_services() {
   owed_logouts = std::make_unique<deferred_logouts>(*db, cfg.tools.timeout_s);
   leases = std::make_unique<lease_service>(*db, cfg, *channels, *connectors, *consumers, *owed_logouts, *io);
   ctx.reset(new server_context{cfg, *keys, *db, *connectors, *ids, *channels, *inbound, *outbound, *leases,
-                               *consumers, *files, *links, *events, *io, {}, message_files(), {}, {}, {}, {}, {}});
+                               *consumers, *files, *links, *events, *io, {}, message_files(), {}, {}, {}, {}, {}, {}});
+  ctx->build = {build_version, build_revision};
   reloader = std::make_unique<config_reloader>(cfg, *connectors);
   ctx->reloader = reloader.get();
 }
@@ -397,6 +399,11 @@ void server::stop() {
 
 void server::rescan_plugins() {
   if (impl_->running) impl_->connectors->rescan();
+}
+
+void server::set_build(std::string version, std::string revision) {
+  impl_->build_version = std::move(version);
+  impl_->build_revision = std::move(revision);
 }
 
 void server::reload_config() {

@@ -17,6 +17,9 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
+  // The binary's version and revision, shown as xconn_build_info in /metrics (before start).
+  void set_build(std::string version, std::string revision);
+
   // Opens the store, loads the keys and plugins, binds and starts serving. Returns an error line, or ""
   // once the listener accepts.
   std::string start();

@@ -50,6 +50,9 @@ struct server_context {
   std::atomic<std::uint64_t> profile_dropped{0};  // packets of a profile their socket did not negotiate
   config_reloader* reloader = nullptr;           // re-reads the YAML (set once the server is built)
   std::function<std::size_t()> open_connections;  // HTTP and WebSocket connections now (set once listening)
+  struct build_facts {
+    std::string version, revision;  // of the daemon binary ("" in tests), for xconn_build_info
+  } build;
 };
 
 }  // namespace xconn

@@ -14,7 +14,9 @@ config_reloader::config_reloader(const config& running, connector_registry& conn
 
 void config_reloader::reload(std::string only_plugin, std::function<void(reload_report)> told) {
   connectors_.run_on_reload_thread([this, only_plugin = std::move(only_plugin), told = std::move(told)] {
-    auto next = load_config(running_.source_path);
+    // A configuration given as text (tests, embedders) has no file to read again: its sections stay as they are.
+    auto next = running_.source_path.empty() ? boost::system::result<config, config_error>(running_)
+                                             : load_config(running_.source_path);
     if (!next) {
       ++invalid_;
       last_ok_ = false;

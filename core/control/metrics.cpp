@@ -101,6 +101,8 @@ void render_host_metrics(std::string& out, server_context& ctx) {
   sample(out, "xconn_store_map_size_bytes", "", ctx.db.map_size());
   head(out, "xconn_connections_open", "gauge", "HTTP and WebSocket connections open (server.max_connections caps them).");
   sample(out, "xconn_connections_open", "", ctx.open_connections ? ctx.open_connections() : 0);
+  head(out, "xconn_build_info", "gauge", "Always 1; the labels say which build of xconnd serves.");
+  sample(out, "xconn_build_info", "version=\"" + ctx.build.version + "\",revision=\"" + ctx.build.revision + "\"", 1);
   head(out, "xconn_config_reloads_total", "counter", "Reads of the YAML while serving, by outcome (applied, invalid).");
   sample(out, "xconn_config_reloads_total", "outcome=\"applied\"", ctx.reloader ? ctx.reloader->applied() : 0);
   sample(out, "xconn_config_reloads_total", "outcome=\"invalid\"", ctx.reloader ? ctx.reloader->invalid() : 0);
