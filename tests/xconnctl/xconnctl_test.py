@@ -731,6 +731,13 @@ class ErrorsTest(Case):
             f.write(wrong + "\n")
         self.assertExit(self.ctl("channels", "echo", "--key-file", key_file, daemon=d), 4)
         self.assertExit(self.ctl("status", "--key-file", os.path.join(self.tmp, "absent"), daemon=d), 4)
+        # A key that could not be a header value is refused before it is sent, without being quoted.
+        self.secrets.append("half-one")
+        with open(key_file, "w") as f:
+            f.write("half-one\nhalf-two\n")
+        run = self.ctl("status", "--key-file", key_file, daemon=d)
+        self.assertExit(run, 4)
+        self.assertNotIn("Traceback", run.stderr)
 
     def test_the_key_is_found_in_the_store_folder(self):
         d = self.daemon()
