@@ -192,9 +192,10 @@ def grafana_to_promql(expr):
 
 def run_promtool(promtool, args, cwd, problems, what):
     try:
-        result = subprocess.run([promtool, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+        result = subprocess.run([promtool, *args], cwd=cwd, capture_output=True, text=True,
+                                timeout=within(30))
     except subprocess.TimeoutExpired:
-        problems.add(f"promtool {what}: no answer within 60 s")
+        problems.add(f"promtool {what}: no answer in time")
         return
     output = (result.stdout + result.stderr).strip()
     print(f"promtool {' '.join(args)}: exit {result.returncode}\n  " + output.replace("\n", "\n  "), flush=True)
@@ -230,9 +231,18 @@ class Deadline:
         return time.monotonic() >= self.end
 
 
+# The whole run's budget: every wait below is cut to what is left of it, so the script ends within about 45 s
+# plus xconnd's shutdown (at most 15 s), whatever hangs.
+RUN = Deadline(45)
+
+
+def within(seconds):
+    return max(0.1, min(seconds, RUN.left()))
+
+
 def wait_for(predicate, seconds, step=0.02):
     """predicate() until it returns something true or the deadline passes; its last value."""
-    deadline = Deadline(seconds)
+    deadline = Deadline(within(seconds))
     while True:
         value = predicate()
         if value or deadline.passed():
@@ -284,7 +294,7 @@ class Daemon:
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method, data=body,
                                      headers={"Authorization": f"Bearer {self.key}"})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as answer:
+            with urllib.request.urlopen(req, timeout=within(timeout)) as answer:
                 return answer.status, answer.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode("utf-8", "replace")
@@ -292,13 +302,16 @@ class Daemon:
             return None, str(e)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        """SIGTERM and the exit code; None when xconnd had exited by itself before."""
+        if self.proc.poll() is not None:
+            self.log.close()
+            return None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
         self.log.close()
         return self.proc.returncode
 
@@ -306,9 +319,10 @@ class Daemon:
 def run_load(load, daemon, args, seconds, problems, what):
     command = [load, "--server", f"127.0.0.1:{daemon.port}", "--key", daemon.key, "--no-progress", "--json", *args]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=seconds, cwd=daemon.scratch)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=within(seconds),
+                                cwd=daemon.scratch)
     except subprocess.TimeoutExpired:
-        problems.add(f"xconn-load {what}: not done within {seconds} s")
+        problems.add(f"xconn-load {what}: not done within {within(seconds):.1f} s")
         return
     last = (result.stdout.strip().splitlines() or [""])[-1]
     print(f"xconn-load {what}: exit {result.returncode} {last[:300]}", flush=True)
@@ -333,7 +347,9 @@ def drive_and_scrape(args, problems):
     scrape = None
     try:
         if not daemon.wait_ready(15):
-            problems.add("xconnd did not start listening within 15 s:\n" + daemon.console()[-3000:])
+            code = daemon.proc.poll()
+            problems.add((f"xconnd exited {code} before listening" if code is not None else
+                          "xconnd did not start listening in time") + ":\n" + daemon.console()[-3000:])
             return None
         print(f"xconnd listening on 127.0.0.1:{daemon.port}", flush=True)
         run_load(args.load, daemon, ["--scenario", "invoke", "--sockets", "2", "--duration", "1", "--count", "2000"],
@@ -368,9 +384,12 @@ def drive_and_scrape(args, problems):
             scrape = None
         return scrape
     finally:
+        running = daemon.proc.poll() is None
         code = daemon.stop()
-        if code not in (0, None):
-            problems.add(f"xconnd exited {code} after SIGTERM:\n" + daemon.console()[-3000:])
+        if not running and not problems:
+            problems.add(f"xconnd exited {daemon.proc.returncode} by itself during the run")
+        elif code not in (0, None):
+            problems.add(f"xconnd exited {code} after SIGTERM")
         if problems and not args.keep:
             print("--- xconnd's console (last 3000 characters)\n" + daemon.console()[-3000:], flush=True)
         if args.keep:
