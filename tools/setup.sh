@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema curl gnuplot-nox openssl ca-certificates tinyproxy microsocks ngircd
   clang libfuzzer-14-dev
+  libsystemd-dev systemd dpkg-dev fakeroot lintian debootstrap prometheus
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -29,6 +29,10 @@ class server {
   // (SIGHUP; the watcher does the same by itself when plugins.watch is on).
   void rescan_plugins();
 
+  // Reads the YAML again and applies what changed (SIGHUP): changed plugin sections hot-reload, an invalid file
+  // changes nothing, restart-only keys are reported; then rescans plugins.dir. In the background; the log says.
+  void reload_config();
+
   unsigned short port() const;
   const std::string& base_url() const;  // public base, e.g. http://127.0.0.1:8840
   const std::string& key_file() const;  // where a generated key lives ("" when keys are configured)
