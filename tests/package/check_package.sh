@@ -75,7 +75,7 @@ for needle in "${needles[@]}"; do
     ok "no '$needle' inside"
   fi
 done
-for f in "$work"/root/usr/bin/xconnd "$work"/root/usr/lib/xconn/plugins/*.so; do
+for f in "$work/root/usr/bin/xconnd" "$work/root/usr/lib/xconn/plugins/"*.so; do
   name=${f#"$work/root"}
   readelf -h "$f" >/dev/null 2>&1 || { bad "$name is not an ELF object"; continue; }
   readelf -SW "$f" | grep -qF ' .symtab ' && bad "$name is not stripped"

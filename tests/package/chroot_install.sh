@@ -54,9 +54,9 @@ fail() {
   exit 1
 }
 # A command inside the chroot, with a clean environment (plus the host's proxy settings, if any).
-in_root=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8
+in_root=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
   DEBIAN_FRONTEND=noninteractive ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy})
-mounts_under_root() { findmnt -rn -o TARGET | grep -E "^$root(/|$)" | sort -r || true; }
+mounts_under_root() { findmnt -rn -o TARGET | grep -E "^$work(/|$)" | sort -r || true; }
 show_tail() { [ -f "$1" ] && tail -n "${2:-25}" "$1" | sed 's/^/    | /' || true; }
 
 cleanup() {
@@ -76,7 +76,7 @@ cleanup() {
   log "cleaning up"
   for m in $(mounts_under_root); do umount "$m" 2>/dev/null || umount -l "$m"; done
   if [ -n "$(mounts_under_root)" ]; then
-    echo "  still mounted under $root, leaving $work: $(mounts_under_root | tr '\n' ' ')"
+    echo "  still mounted under $work, leaving it: $(mounts_under_root | tr '\n' ' ')"
   elif [ "${XCONN_KEEP_CHROOT:-}" = 1 ]; then
     echo "  kept $work"
   else
@@ -184,9 +184,33 @@ if ! port_free "$port"; then
   grep -q "^  listen: \"127.0.0.1:$port\"" "$root/etc/xconn/xconnd.yaml" || fail "cannot move the listen port to $port"
   log "127.0.0.1:8840 is taken here: the chroot's xconnd.yaml listens on $port instead"
 fi
-log "starting xconnd as xconn (setpriv: no new privileges, no capabilities) on 127.0.0.1:$port"
-"${in_root[@]}" setpriv --reuid=xconn --regid=xconn --init-groups --no-new-privs --inh-caps=-all --bounding-set=-all \
-  -- /bin/sh -c 'cd /var/lib/xconn && exec /usr/bin/xconnd --config /etc/xconn/xconnd.yaml' >"$work/xconnd.log" 2>&1 &
+# The daemon runs in a view of the chroot shaped like xconnd.service's sandbox, so that a write outside
+# /var/lib/xconn or an executable mapping shows up here: / read-only (ProtectSystem=strict) but /var/lib/xconn
+# (ReadWritePaths), an empty /tmp (PrivateTmp), empty read-only home folders (ProtectHome), then as xconn
+# with no capability and no new privileges (User=, CapabilityBoundingSet=, NoNewPrivileges=) and the kernel's
+# memory-deny-write-execute (MemoryDenyWriteExecute=, prctl PR_SET_MDWE, where the kernel has it). Not covered
+# here: the system call filter and the other Protect*/Restrict* settings, which only systemd applies.
+sandbox="$work/sandbox"
+mkdir "$sandbox"
+mount --bind "$root/var/lib/xconn" "$root/var/lib/xconn"
+mount --rbind "$root" "$sandbox"
+mount --make-rslave "$sandbox"
+mount -o remount,bind,ro "$sandbox"
+mount -t tmpfs -o mode=1777 xconn-private-tmp "$sandbox/tmp"
+for d in home root; do mount -t tmpfs -o ro,mode=0755 xconn-protect-home "$sandbox/$d"; done
+if touch "$sandbox/etc/xconn/.rw-probe" 2>/dev/null; then fail "the sandbox's /etc is writable"; fi
+touch "$sandbox/var/lib/xconn/.rw-probe" && rm "$sandbox/var/lib/xconn/.rw-probe" ||
+  fail "the sandbox's /var/lib/xconn is not writable"
+mdwe='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+mdwe = libc.prctl(65, 1, 0, 0, 0) == 0  # PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN (Linux 6.3)
+print("memory-deny-write-execute:", "on" if mdwe else "not in this kernel", file=sys.stderr, flush=True)
+os.execv(sys.argv[1], sys.argv[1:])'
+log "starting xconnd as xconn on 127.0.0.1:$port in a read-only view of the chroot (as the unit's sandbox)"
+chroot "$sandbox" /usr/bin/env -i PATH=/usr/bin:/bin LC_ALL=C.UTF-8 \
+  setpriv --reuid=xconn --regid=xconn --init-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- \
+  /bin/sh -c 'cd /var/lib/xconn && exec python3 -c "$0" /usr/bin/xconnd --config /etc/xconn/xconnd.yaml' "$mdwe" \
+  >"$work/xconnd.log" 2>&1 &
 daemon_pid=$!
 key_file="$root/var/lib/xconn/api_key"
 deadline=$(($(date +%s) + 60))
@@ -236,6 +260,10 @@ wait "$daemon_pid" || rc=$?
 daemon_pid=""
 [ "$rc" -eq 0 ] || fail "xconnd exited with status $rc after SIGTERM"
 log "xconnd stopped (exit status 0)"
+grep -E '^memory-deny-write-execute' "$work/xconnd.log" | sed 's/^/    /' || true
+for m in $(mounts_under_root); do
+  case "$m" in "$sandbox" | "$sandbox"/* | "$root/var/lib/xconn") umount "$m" ;; esac
+done
 
 # --- remove, then purge ------------------------------------------------------------------------------------
 log "apt-get remove xconn"
