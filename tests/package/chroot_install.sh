@@ -271,7 +271,17 @@ timeout 300 "${in_root[@]}" apt-get remove -y -q xconn >"$work/apt.log" 2>&1 || 
 [ ! -e "$root/usr/bin/xconnd" ] || fail "remove left /usr/bin/xconnd"
 [ -f "$root/etc/xconn/xconnd.yaml" ] || fail "remove took the conffile /etc/xconn/xconnd.yaml"
 [ -s "$root/var/lib/xconn/api_key" ] || fail "remove took the data in /var/lib/xconn"
-log "removed: configuration and data kept"
+[ "$(readlink "$root/etc/systemd/system/xconnd.service")" = /dev/null ] || fail "remove did not mask xconnd.service"
+log "removed: configuration and data kept, xconnd.service masked"
+log "apt-get install ./$name again (over the kept configuration)"
+timeout 300 "${in_root[@]}" sh -c "cd /tmp && apt-get install -y -q ./$name" >"$work/apt.log" 2>&1 ||
+  fail "installing again after remove failed"
+[ ! -L "$root/etc/systemd/system/xconnd.service" ] || fail "installing again did not unmask xconnd.service"
+[ -L "$root/etc/systemd/system/multi-user.target.wants/xconnd.service" ] || fail "xconnd.service not enabled again"
+[ "$("${in_root[@]}" getent passwd xconn)" = "$passwd" ] || fail "installing again changed the user xconn"
+[ "$("${in_root[@]}" stat -c '%U:%G %a' /var/lib/xconn)" = "xconn:xconn 750" ] || fail "/var/lib/xconn changed"
+[ -s "$root/var/lib/xconn/api_key" ] || fail "installing again lost the data"
+log "installed again: unmasked, enabled, same user, data still there"
 log "apt-get purge xconn"
 timeout 300 "${in_root[@]}" apt-get purge -y -q xconn >"$work/apt.log" 2>&1 || fail "apt-get purge failed"
 grep 'xconn: purge' "$work/apt.log" | sed 's/^/    /' || true
