@@ -56,7 +56,8 @@ fail() {
 # A command inside the chroot, with a clean environment (plus the host's proxy settings, if any).
 in_root=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
   DEBIAN_FRONTEND=noninteractive ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy})
-mounts_under_root() { findmnt -rn -o TARGET | grep -E "^$work(/|$)" | sort -r || true; }
+# Mount points below a folder (not the folder itself), deepest first.
+mounts_below() { findmnt -rn -o TARGET | grep -E "^$1/" | sort -r || true; }
 show_tail() { [ -f "$1" ] && tail -n "${2:-25}" "$1" | sed 's/^/    | /' || true; }
 
 cleanup() {
@@ -74,9 +75,9 @@ cleanup() {
   fi
   local m
   log "cleaning up"
-  for m in $(mounts_under_root); do umount "$m" 2>/dev/null || umount -l "$m"; done
-  if [ -n "$(mounts_under_root)" ]; then
-    echo "  still mounted under $work, leaving it: $(mounts_under_root | tr '\n' ' ')"
+  for m in $(mounts_below "$work"); do umount "$m" 2>/dev/null || umount -l "$m"; done
+  if [ -n "$(mounts_below "$work")" ]; then
+    echo "  still mounted under $work, leaving it: $(mounts_below "$work" | tr '\n' ' ')"
   elif [ "${XCONN_KEEP_CHROOT:-}" = 1 ]; then
     echo "  kept $work"
   else
@@ -114,7 +115,7 @@ else
   log "debootstrap --variant=minbase $suite from $mirror"
   timeout 1200 debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     fail "debootstrap failed or took over 20 minutes"
-  [ -z "$(mounts_under_root)" ] || fail "debootstrap left mounts behind: $(mounts_under_root | tr '\n' ' ')"
+  [ -z "$(mounts_below "$root")" ] || fail "debootstrap left mounts behind: $(mounts_below "$root" | tr '\n' ' ')"
   if [ -n "$base" ]; then
     rm -f "$root"/var/cache/apt/archives/*.deb
     mkdir -p "$cache"
@@ -261,7 +262,7 @@ daemon_pid=""
 [ "$rc" -eq 0 ] || fail "xconnd exited with status $rc after SIGTERM"
 log "xconnd stopped (exit status 0)"
 grep -E '^memory-deny-write-execute' "$work/xconnd.log" | sed 's/^/    /' || true
-for m in $(mounts_under_root); do
+for m in $(mounts_below "$work"); do
   case "$m" in "$sandbox" | "$sandbox"/* | "$root/var/lib/xconn") umount "$m" ;; esac
 done
 
