@@ -45,6 +45,7 @@ started=$(date +%s)
 work=$(mktemp -d /tmp/xconn-chroot.XXXXXX)
 root="$work/root"
 daemon_pid=""
+step_log=""  # the log of the step under way, shown when it fails
 result=""
 reason="interrupted"
 
@@ -63,15 +64,14 @@ show_tail() { [ -f "$1" ] && tail -n "${2:-25}" "$1" | sed 's/^/    | /' || true
 cleanup() {
   local status=$?
   set +e
-  trap - INT TERM HUP
+  trap - INT TERM HUP ERR
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -KILL "$daemon_pid"
     wait "$daemon_pid" 2>/dev/null
   fi
-  if [ "$result" != PASS ]; then
-    for f in "$work/debootstrap.log" "$work/apt.log" "$work/xconnd.log"; do
-      [ -s "$f" ] && { echo "  last lines of ${f##*/}:"; show_tail "$f"; }
-    done
+  if [ "$result" != PASS ] && [ -s "$step_log" ]; then
+    echo "  last lines of ${step_log##*/}:"
+    show_tail "$step_log"
   fi
   local m
   log "cleaning up"
@@ -113,6 +113,7 @@ if [ -n "$base" ] && [ -f "$base" ] && [ -n "$(find "$base" -mtime -7)" ]; then
   timeout 300 tar -C "$root" --numeric-owner -xpzf "$base" || fail "cannot unpack $base"
 else
   log "debootstrap --variant=minbase $suite from $mirror"
+  step_log="$work/debootstrap.log"
   timeout 1200 debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     fail "debootstrap failed or took over 20 minutes"
   [ -z "$(mounts_below "$root")" ] || fail "debootstrap left mounts behind: $(mounts_below "$root" | tr '\n' ' ')"
@@ -146,6 +147,7 @@ name=$(basename "$deb")
 cp "$deb" "$root/tmp/$name"
 chmod 0644 "$root/tmp/$name"
 log "apt-get update"
+step_log="$work/apt.log"
 timeout 300 "${in_root[@]}" apt-get -q update >"$work/apt.log" 2>&1 || fail "apt-get update failed or took over 5 minutes"
 log "apt-get install -y ./$name"
 timeout 900 "${in_root[@]}" sh -c "cd /tmp && apt-get install -y -q ./$name" >"$work/apt.log" 2>&1 ||
@@ -213,6 +215,7 @@ chroot "$sandbox" /usr/bin/env -i PATH=/usr/bin:/bin LC_ALL=C.UTF-8 \
   /bin/sh -c 'cd /var/lib/xconn && exec python3 -c "$0" /usr/bin/xconnd --config /etc/xconn/xconnd.yaml' "$mdwe" \
   >"$work/xconnd.log" 2>&1 &
 daemon_pid=$!
+step_log="$work/xconnd.log"
 key_file="$root/var/lib/xconn/api_key"
 deadline=$(($(date +%s) + 60))
 health=""
@@ -268,6 +271,7 @@ done
 
 # --- remove, then purge ------------------------------------------------------------------------------------
 log "apt-get remove xconn"
+step_log="$work/apt.log"
 timeout 300 "${in_root[@]}" apt-get remove -y -q xconn >"$work/apt.log" 2>&1 || fail "apt-get remove failed"
 [ ! -e "$root/usr/bin/xconnd" ] || fail "remove left /usr/bin/xconnd"
 [ -f "$root/etc/xconn/xconnd.yaml" ] || fail "remove took the conffile /etc/xconn/xconnd.yaml"
