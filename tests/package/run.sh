@@ -5,6 +5,10 @@
 # usage: tests/package/run.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "package tests: FAIL: need root (the chroot install)" >&2
+  exit 2
+fi
 started=$(date +%s)
 deb=$(tools/package.sh "$@" | tail -n1)
 echo "package: $deb ($(($(date +%s) - started))s)"
