@@ -7,8 +7,9 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev
   libsimdjson-dev libyaml-cpp-dev libspdlog-dev liblmdb-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jsonschema curl gnuplot-nox openssl ca-certificates tinyproxy microsocks ngircd
+  python3 python3-jsonschema python3-yaml curl gnuplot-nox openssl ca-certificates tinyproxy microsocks ngircd
   clang libfuzzer-14-dev
+  libsystemd-dev systemd dpkg-dev fakeroot lintian debootstrap prometheus
 )
 missing=()
 for p in "${packages[@]}"; do

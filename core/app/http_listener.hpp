@@ -26,6 +26,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
   void run();
   void close();  // stops accepting; safe from any thread
+  std::size_t open_connections() const { return slots_.open(); }
 
  private:
   void do_accept();

@@ -1,6 +1,7 @@
 #include "core/app/http_routes.hpp"
 
 #include "core/context/access.hpp"
+#include "core/control/admin_routes.hpp"
 #include "core/control/control_plane.hpp"
 #include "core/control/event_routes.hpp"
 #include "core/control/plugin_routes.hpp"
@@ -89,7 +90,26 @@ const std::array routes{
                [](server_context&, const http_request_header&, const connector_path& at) {
                  return at.rest == "/reload" && !at.plugin_id.empty();
                },
-               answer_now<reload_page>},
+               [](server_context& ctx, const http_request& req, const connector_path& at, answer_fn answer) {
+                 serve_plugin_reload(ctx, req, at, [answer = std::move(answer)](http_response res) { answer(std::move(res)); });
+               }},
+    route_entry{"POST /admin/reload", whole, key, post,
+               [](server_context&, const http_request_header& req, const connector_path&) {
+                 return path_of(req) == "/admin/reload";
+               },
+               [](server_context& ctx, const http_request& req, const connector_path&, answer_fn answer) {
+                 serve_config_reload(ctx, req, [answer = std::move(answer)](http_response res) { answer(std::move(res)); });
+               }},
+    route_entry{"GET /admin/backup", backup, key, get,
+               [](server_context&, const http_request_header& req, const connector_path&) {
+                 return path_of(req) == "/admin/backup";
+               },
+               nullptr},
+    route_entry{"GET {base}/channels", whole, key, get,
+               [](server_context& ctx, const http_request_header&, const connector_path& at) {
+                 return at.rest == "/channels" && loaded(ctx, at);
+               },
+               answer_now<channels_page>},
     route_entry{"GET {base}/events", whole, key, get,
                [](server_context& ctx, const http_request_header&, const connector_path& at) {
                  return at.rest == events_path && loaded(ctx, at);

@@ -15,7 +15,9 @@ namespace xconn {
 // Takes the answer once, from any thread.
 using answer_fn = std::function<void(file_answer)>;
 
-enum class route_body { upgrade, streamed, whole };
+// upgrade: a WebSocket; streamed: an upload read as it comes; backup: a bodiless GET answered by a stream of its
+// own; whole: read whole, then answered.
+enum class route_body { upgrade, streamed, backup, whole };
 enum class route_access { key, anyone, route_decides };
 
 struct route_entry {

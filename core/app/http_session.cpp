@@ -2,6 +2,7 @@
 
 #include "core/app/http_routes.hpp"
 #include "core/context/access.hpp"
+#include "core/control/backup_stream.hpp"
 #include "core/dataplane/ws_session.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -74,6 +75,10 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   if (ec) return;
   http_request req = parser_->release();
   if (route_->body == route_body::upgrade) return upgrade(std::move(req));
+  if (route_->body == route_body::backup) {
+    stream_.expires_never();
+    return std::make_shared<backup_stream>(std::move(stream_), std::move(slot_), ctx_)->run(req);
+  }
   if (ctx_.stopping) {
     auto res = error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping");
     res.keep_alive(false);

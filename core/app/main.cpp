@@ -4,6 +4,8 @@
 #include "core/app/open_file_limit.hpp"
 #include "core/app/server.hpp"
 
+#include <systemd/sd-daemon.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -52,6 +54,11 @@ int main(int argc, char** argv) {
     spdlog::info("config ok: {}", config_path);
     return 0;
   }
+  if (!cfg->log.file.empty()) spdlog::info("log: {} lines to {}", cfg->log.format, cfg->log.file);
+  if (auto err = xconn::log::configure(cfg->log); !err.empty()) {
+    spdlog::error("config error: {}", err);
+    return 2;
+  }
 
   auto files = xconn::raise_open_file_limit(static_cast<std::uint64_t>(cfg->server.max_connections));
   if (!files.enough())
@@ -68,11 +75,13 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);  // reload plugins (architecture.md, "Hot reload")
+  sigaddset(&signals, SIGHUP);   // read the YAML again, reload what changed (docs/operations.md)
+  sigaddset(&signals, SIGUSR1);  // reopen log.file (logrotate's postrotate)
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
   xconn::server server(std::move(*cfg));
+  server.set_build(XCONN_VERSION, XCONN_GIT_REV);
   if (auto err = server.start(); !err.empty()) {
     spdlog::error("cannot start: {}", err);
     return 1;
@@ -81,12 +90,21 @@ int main(int argc, char** argv) {
     spdlog::info("API key: generated on first start, kept in {} (mode 0600); xAgent sends it as "
                  "'Authorization: Bearer <key>'",
                  server.key_file());
+  sd_notify(0, "READY=1");
   int sig = 0;
-  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
-    spdlog::info("SIGHUP: comparing plugins.dir with what is loaded");
-    server.rescan_plugins();
+  while (sigwait(&signals, &sig) == 0 && (sig == SIGHUP || sig == SIGUSR1)) {
+    if (sig == SIGUSR1) {
+      if (xconn::log::reopen().empty()) spdlog::info("SIGUSR1: log file reopened");
+      continue;  // a failure is logged by reopen itself
+    }
+    spdlog::info("SIGHUP: reading {} again and comparing plugins.dir with what is loaded", config_path);
+    // The reload goes on in the background; systemd waits only for the request to be taken.
+    sd_notify(0, "RELOADING=1");
+    server.reload_config();
+    sd_notify(0, "READY=1");
   }
   spdlog::info("signal {} received", strsignal(sig));
+  sd_notify(0, "STOPPING=1");
   server.stop();
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "core/channels/lease_service.hpp"
 #include "core/messaging/outbound_service.hpp"
 #include "core/context/server_context.hpp"
+#include "core/control/config_reload.hpp"
 #include "core/store/store.hpp"
 #include "core/dataplane/ws_session.hpp"
 
@@ -41,6 +42,7 @@ struct server::impl {
   std::unique_ptr<asio::thread_pool> pool;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<connector_registry> connectors;
+  std::unique_ptr<config_reloader> reloader;
   std::unique_ptr<plugin_watcher> watcher;
   std::unique_ptr<connector_ids> ids;
   std::unique_ptr<channel_service> channels;
@@ -61,6 +63,7 @@ struct server::impl {
   std::string base_url;
   std::string key_file;
   bool running = false;
+  std::string build_version, build_revision;
 
   // start(), step by step.
   std::string open_store_and_keys();
@@ -149,6 +152,10 @@ plugin_host_hooks server::impl::plugin_hooks() {
   hooks.kv = plugin_state.get();
   hooks.emit = [this](connector& from, std::string channel_id, std::string json, std::vector<kv_op> state,
                       std::function<void(emit_outcome)> done) {
+    done = [done = std::move(done), metrics = from.metrics(), start = std::chrono::steady_clock::now()](emit_outcome o) {
+      metrics->emit_commit.observe(std::chrono::steady_clock::now() - start);
+      done(std::move(o));
+    };
     if (state.empty()) return inbound->emit(from, std::move(channel_id), std::move(json), std::move(done));
     auto stage = [this, &from, &state](write_batch& batch) -> std::optional<emit_outcome> {
       auto refused = plugin_state->stage(from.id(), state, batch);
@@ -282,7 +289,10 @@ void server::impl::build_services() {
   owed_logouts = std::make_unique<deferred_logouts>(*db, cfg.tools.timeout_s);
   leases = std::make_unique<lease_service>(*db, cfg, *channels, *connectors, *consumers, *owed_logouts, *io);
   ctx.reset(new server_context{cfg, *keys, *db, *connectors, *ids, *channels, *inbound, *outbound, *leases,
-                               *consumers, *files, *links, *events, *io, {}, message_files(), {}, {}, {}});
+                               *consumers, *files, *links, *events, *io, {}, message_files(), {}, {}, {}, {}, {}, {}});
+  ctx->build = {build_version, build_revision};
+  reloader = std::make_unique<config_reloader>(cfg, *connectors);
+  ctx->reloader = reloader.get();
 }
 
 std::string server::impl::listen(std::string& host) {
@@ -293,6 +303,7 @@ std::string server::impl::listen(std::string& host) {
         std::make_shared<http_session>(std::move(socket), std::move(slot), *ctx)->run();
       });
   if (auto err = listener->open(*endpoint); !err.empty()) return err;
+  ctx->open_connections = [l = listener.get()] { return l->open_connections(); };
   auto bound = listener->local_endpoint();
   port = bound.port();
   host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
@@ -388,6 +399,15 @@ void server::stop() {
 
 void server::rescan_plugins() {
   if (impl_->running) impl_->connectors->rescan();
+}
+
+void server::set_build(std::string version, std::string revision) {
+  impl_->build_version = std::move(version);
+  impl_->build_revision = std::move(revision);
+}
+
+void server::reload_config() {
+  if (impl_->running) impl_->reloader->reload("", [](const reload_report&) {});
 }
 
 unsigned short server::port() const { return impl_->port; }

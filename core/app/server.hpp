@@ -17,6 +17,9 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
+  // The binary's version and revision, shown as xconn_build_info in /metrics (before start).
+  void set_build(std::string version, std::string revision);
+
   // Opens the store, loads the keys and plugins, binds and starts serving. Returns an error line, or ""
   // once the listener accepts.
   std::string start();
@@ -28,6 +31,10 @@ class server {
   // Compares plugins.dir with what is loaded and reloads, adds and removes to match, in the background
   // (SIGHUP; the watcher does the same by itself when plugins.watch is on).
   void rescan_plugins();
+
+  // Reads the YAML again and applies what changed (SIGHUP): changed plugin sections hot-reload, an invalid file
+  // changes nothing, restart-only keys are reported; then rescans plugins.dir. In the background; the log says.
+  void reload_config();
 
   unsigned short port() const;
   const std::string& base_url() const;  // public base, e.g. http://127.0.0.1:8840

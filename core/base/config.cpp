@@ -35,6 +35,10 @@
 //   files.url_ttl_s                        1 .. 2592000
 //   files.upload_min_bytes_per_s           1 .. 1073741824
 //   files.upload_grace_s                   1 .. 3600
+//   log.format                             text | json
+//   log.level                              trace | debug | info | warn | error
+//   log.file                               a path without control characters ("": stderr); its folder must exist
+//                                          (checked when the log is set up, log::configure)
 // Hostile input: documents over 1 MiB, scalars over 64 KiB, nesting deeper than 32, more than 100000 nodes,
 // anchors/aliases, several documents, control characters and invalid UTF-8 are refused.
 //
@@ -57,6 +61,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -222,6 +227,33 @@ void read_files(const YAML::Node& node, int line, files_config& c) {
   });
 }
 
+// A string that must be one of a few words; the message lists them, never the value.
+field_reader one_of_field(std::string& target, std::initializer_list<std::string_view> words) {
+  std::vector<std::string> allowed(words.begin(), words.end());
+  return [&target, allowed](const YAML::Node& v, const std::string& key, int line) {
+    std::string text = scalar(v, key, line, "a string");
+    if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+      std::string list;
+      for (std::size_t i = 0; i < allowed.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
+      fail(key, line, "expected " + list);
+    }
+    target = std::move(text);
+  };
+}
+
+void read_log(const YAML::Node& node, int line, log_config& c) {
+  read_section(node, "log", line, {
+    {"format", one_of_field(c.format, {"text", "json"})},
+    {"file", [&](const YAML::Node& v, const std::string& key, int l) {
+       c.file = scalar(v, key, l, "a string");
+       if (std::any_of(c.file.begin(), c.file.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+         fail(key, l, "a path must not contain control characters");
+     }},
+    {"level", one_of_field(c.level, {"trace", "debug", "info", "warn", "error"})},
+  });
+}
+
 // YAML core schema for a plain (untagged) scalar: null, bool, int, float, else string. JSON has no
 // infinity or NaN, so .inf/.nan (and floats out of double range) stay strings.
 boost::json::value resolve_plain(const std::string& text) {
@@ -324,6 +356,7 @@ config parse_tree(const YAML::Node& root) {
     else if (key == "delivery") read_delivery(value, line, c.delivery);
     else if (key == "tools") read_tools(value, line, c.tools);
     else if (key == "files") read_files(value, line, c.files);
+    else if (key == "log") read_log(value, line, c.log);
     else if (key == "connectors") read_connectors(value, line, c.connectors);
     else fail(key, line, "unknown key");
   });

@@ -82,6 +82,13 @@ struct files_config {
   int upload_grace_s = 30;
 };
 
+// The host log (core/base/log.hpp): how lines look and where they go.
+struct log_config {
+  std::string format = "text";  // "text" (one line: time, level, message) or "json" (one object per line)
+  std::string file;             // "": stderr (journald under systemd); else this file, appended to (created 0640)
+  std::string level = "info";   // trace, debug, info, warn or error
+};
+
 // One connector's section: the four groups of seed 004, each a JSON object converted from YAML
 // (scalars stay strings unless they are YAML booleans, integers or floats).
 struct connector_section {
@@ -105,6 +112,7 @@ struct config {
   delivery_config delivery;
   tools_config tools;
   files_config files;
+  log_config log;
   std::map<std::string, connector_section> connectors;  // by plugin id
   std::string source_path;                             // the file it came from, for messages
 };

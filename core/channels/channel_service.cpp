@@ -361,6 +361,17 @@ std::vector<channel> channel_service::owned_by(std::string_view connector_id) {
   return table_.owned_by(connector_id);
 }
 
+std::vector<std::pair<channel, std::string>> channel_service::of_plugin(std::string_view plugin_id) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<channel, std::string>> out;
+  for (auto& c : table_.of_plugin(plugin_id)) {
+    auto shown = shown_status_.find(c.id);
+    std::string status = shown == shown_status_.end() ? std::string() : shown->second;
+    out.emplace_back(std::move(c), std::move(status));
+  }
+  return out;
+}
+
 std::vector<std::string> channel_service::owners() {
   std::lock_guard lock(mutex_);
   return table_.owners();

@@ -102,6 +102,8 @@ class channel_service {
   // of them. done runs once the erase is durable (on the store's writer thread).
   void remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done = {});
   std::vector<channel> owned_by(std::string_view connector_id);
+  // A plugin's channels with the descriptor status each last showed ("" before any), for GET {base}/channels.
+  std::vector<std::pair<channel, std::string>> of_plugin(std::string_view plugin_id);
   std::vector<std::string> owners();
 
 

@@ -260,6 +260,13 @@ std::vector<channel> channel_table::owned_by(std::string_view connector_id) cons
   return out;
 }
 
+std::vector<channel> channel_table::of_plugin(std::string_view plugin_id) const {
+  std::vector<channel> out;
+  for (const auto& [id, c] : channels_)
+    if (c.plugin_id == plugin_id) out.push_back(c);
+  return out;
+}
+
 std::vector<std::string> channel_table::owners() const {
   std::vector<std::string> out;
   for (const auto& [id, c] : channels_)

@@ -133,6 +133,7 @@ class channel_table {
   bool erase(std::string_view id);
   // Every channel whose owner is connector_id, temporary ones included.
   std::vector<channel> owned_by(std::string_view connector_id) const;
+  std::vector<channel> of_plugin(std::string_view plugin_id) const;
   // The distinct owners of every channel (to give each a lease after a restart).
   std::vector<std::string> owners() const;
 

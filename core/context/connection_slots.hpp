@@ -48,6 +48,7 @@ class connection_slots {
     return slot(counter_);
   }
   std::size_t capacity() const { return capacity_; }
+  std::size_t open() const { return counter_->open.load(std::memory_order_relaxed); }
 
  private:
   std::size_t capacity_;

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,7 @@ class consumer_registry;
 class file_store;
 class download_links;
 class event_log;
+class config_reloader;
 
 struct server_context {
   const config& cfg;
@@ -46,6 +48,11 @@ struct server_context {
   socket_set sessions;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> profile_dropped{0};  // packets of a profile their socket did not negotiate
+  config_reloader* reloader = nullptr;           // re-reads the YAML (set once the server is built)
+  std::function<std::size_t()> open_connections;  // HTTP and WebSocket connections now (set once listening)
+  struct build_facts {
+    std::string version, revision;  // of the daemon binary ("" in tests), for xconn_build_info
+  } build;
 };
 
 }  // namespace xconn

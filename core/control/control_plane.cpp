@@ -113,18 +113,6 @@ http_response health_page(server_context& ctx, const http_request& req, const co
   return json_response(req, code, json::serialize(body));
 }
 
-// POST {base}/reload: queued on the reload thread; the outcome shows in /connectors and /health.
-http_response reload_page(server_context& ctx, const http_request& req, const connector_path& at) {
-  if (ctx.stopping) return error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping");
-  std::string plugin_id(at.plugin_id);
-  if (!ctx.connectors.request_reload(plugin_id)) return not_found(req);
-  auto conn = ctx.connectors.find(plugin_id);
-  return json_response(req, http::status::accepted,
-                       json::serialize(json::object{{"plugin_id", plugin_id},
-                                                    {"status", "reloading"},
-                                                    {"generation", conn ? json::value(conn->generation()) : nullptr}}));
-}
-
 http_response metrics_page(server_context& ctx, const http_request& req, const connector_path&) {
   return text_response(req, "text/plain; version=0.0.4; charset=utf-8", render_metrics(ctx));
 }

@@ -9,7 +9,6 @@
 namespace xconn {
 
 http_response connectors_page(server_context& ctx, const http_request& req, const connector_path& at);
-http_response reload_page(server_context& ctx, const http_request& req, const connector_path& at);
 http_response card_page(server_context& ctx, const http_request& req, const connector_path& at);
 http_response skill_page(server_context& ctx, const http_request& req, const connector_path& at);
 http_response capability_page(server_context& ctx, const http_request& req, const connector_path& at);

@@ -219,6 +219,7 @@ void ws_session::handle_hello(const packet_view& p) {
                          return;
                        }
                        self->hello_done_ = true;
+                       self->connector_->metrics()->hellos.fetch_add(1, std::memory_order_relaxed);
                        self->connector_id_ = connector_id;
                        self->ctx_.leases.hello(connector_id);
                        self->profiles_ = std::move(profiles);

@@ -99,6 +99,11 @@ void connector::invoke_tool(std::string channel_id, std::string tool_id, std::st
     may_run_here = options != m->tools.end() && options->second.non_blocking;
   }
   const std::string tool = may_run_here ? tool_id : std::string();
+  done = [done = std::move(done), metrics = metrics_, tool_id, start = std::chrono::steady_clock::now()](call_result r) {
+    metrics->invoke.observe(std::chrono::steady_clock::now() - start);
+    metrics->count_tool(tool_id, r.ok ? call_outcome::ok : r.timed_out ? call_outcome::timeout : call_outcome::error);
+    done(std::move(r));
+  };
   auto hook = call_hook(&xconn_plugin_api::xconn_plugin_on_invoke_tool, no_tools, std::move(channel_id),
                         std::move(tool_id), std::move(arguments_json), std::move(context_json));
   plugin_fn fn = [hook = std::move(hook), progress = std::move(progress), answer_on = std::move(answer_on)](
@@ -209,6 +214,10 @@ void connector::auth_logout(std::string channel_id, const strand& on, ms timeout
 }
 
 void connector::send(std::string channel_id, std::string reply_json, const strand& on, ms timeout, done_fn done) {
+  done = [done = std::move(done), metrics = metrics_, start = std::chrono::steady_clock::now()](call_result r) {
+    metrics->send.observe(std::chrono::steady_clock::now() - start);
+    done(std::move(r));
+  };
   call_async("send",
              call_hook(&xconn_plugin_api::xconn_plugin_on_send, cannot_send, std::move(channel_id),
                        std::move(reply_json)),
@@ -339,6 +348,8 @@ void connector::resume(std::shared_ptr<plugin_generation> next, reload_record ou
     for (const auto& c : held) outcome.longest_hold_ms = std::max(outcome.longest_hold_ms, ms_since(c.since));
     if (failed_while_paused_ > 0) outcome.longest_hold_ms = std::max(outcome.longest_hold_ms, outcome.pause_ms);
     outcome.at = unix_ms();
+    (outcome.ok ? metrics_->reloads_ok : metrics_->reloads_refused).fetch_add(1, std::memory_order_relaxed);
+    if (outcome.ok) metrics_->reload_pause.observe(static_cast<double>(outcome.pause_ms) / 1000.0);
     last_reload_ = std::move(outcome);
     // In order, under the lock: a call arriving now queues behind them on its channel's strand.
     for (auto& c : held) serving->call_async(std::move(c.what), std::move(c.fn), c.on, c.timeout, std::move(c.done));
@@ -372,6 +383,7 @@ bool connector::retired() const {
 
 void connector::note_reload(reload_record outcome) {
   outcome.at = unix_ms();
+  (outcome.ok ? metrics_->reloads_ok : metrics_->reloads_refused).fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   last_reload_ = std::move(outcome);
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/base/config.hpp"
+#include "core/plugin_host/plugin_metrics.hpp"
 #include "core/plugin_host/plugin_counters.hpp"
 #include "core/plugin_host/plugin_generation.hpp"
 
@@ -111,6 +112,7 @@ class connector : public std::enable_shared_from_this<connector> {
 
   // The plugin's own counters (xconn_host_count), kept across reloads.
   plugin_counters& counters() { return counters_; }
+  const std::shared_ptr<plugin_metrics>& metrics() const { return metrics_; }
   void report_health(health_state h, std::string last_error_code);
   // Told of every change of the serving generation's health, from any thread. Set before install.
   void on_health_change(std::function<void(health_state)> listener) { health_listener_ = std::move(listener); }
@@ -160,6 +162,7 @@ class connector : public std::enable_shared_from_this<connector> {
   boost::asio::thread_pool& pool_;
 
   plugin_counters counters_;
+  std::shared_ptr<plugin_metrics> metrics_ = std::make_shared<plugin_metrics>();
   std::atomic<std::uint64_t> inline_calls_{0}, inline_overruns_{0};
   mutable std::mutex mutex_;  // the gate; current_ changes only under it
   // Under mutex_, cleared when another generation serves: the tools moved to the pool, and the overruns in a row

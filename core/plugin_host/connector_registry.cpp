@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <future>
+#include <set>
 
 namespace xconn {
 
@@ -34,7 +35,8 @@ connector_registry::connector_registry(const config& cfg, boost::asio::io_contex
       pool_(pool),
       cache_dir_(std::filesystem::path(cfg.store.path) / "plugin-cache"),
       hooks_(std::move(hooks)),
-      told_(std::move(told)) {}
+      told_(std::move(told)),
+      sections_(cfg.connectors) {}
 
 connector_registry::~connector_registry() {
   stopping_ = true;
@@ -79,12 +81,41 @@ std::optional<std::vector<std::filesystem::path>> connector_registry::candidates
 
 const connector_section& connector_registry::section_of(const std::string& plugin_id) const {
   static const connector_section empty_section;
-  auto it = config_.connectors.find(plugin_id);
-  return it == config_.connectors.end() ? empty_section : it->second;
+  auto it = sections_.find(plugin_id);
+  return it == sections_.end() ? empty_section : it->second;
+}
+
+connector_registry::section_changes connector_registry::compare_sections(
+    const std::map<std::string, connector_section>& next) const {
+  std::set<std::string> ids;
+  for (const auto& conn : all()) ids.insert(conn->id());
+  for (const auto& [id, section] : next) ids.insert(id);
+  static const connector_section absent;
+  section_changes out;
+  for (const auto& id : ids) {
+    auto it = next.find(id);
+    const auto& wanted = it == next.end() ? absent : it->second;
+    (wanted.to_json() == section_of(id).to_json() ? out.unchanged : out.changed).push_back(id);
+  }
+  return out;
+}
+
+bool connector_registry::reconfigure(const std::string& plugin_id, const connector_section& section) {
+  if (stopping_) return false;
+  auto file = std::filesystem::path(config_.plugins.dir) / (plugin_id + ".so");
+  if (auto conn = find(plugin_id)) return replace(conn, file, true, section);
+  // Not serving (refused, or no file yet): the new section is the one to load with whenever it comes.
+  sections_[plugin_id] = section;
+  refused_sha_.erase(plugin_id);
+  auto listed = candidates();
+  if (listed && std::find(listed->begin(), listed->end(), file) != listed->end()) add(file);
+  if (find(plugin_id)) return true;
+  if (auto sha = file_sha256(file)) refused_sha_[plugin_id] = *sha;  // not retried until the file or section changes
+  return false;
 }
 
 boost::system::result<std::shared_ptr<plugin_generation>, std::string> connector_registry::prepare(
-    const std::filesystem::path& file, const std::shared_ptr<connector>& conn) {
+    const std::filesystem::path& file, const std::shared_ptr<connector>& conn, const connector_section& section) {
   auto library = load_plugin_library(file, cache_dir_);
   if (!library) return library.error();
   const auto& manifest = (*library)->manifest;
@@ -95,7 +126,6 @@ boost::system::result<std::shared_ptr<plugin_generation>, std::string> connector
         return "connector_card_id " + manifest.card_id + " is already served by another plugin";
   }
   const auto& id = conn->id();
-  const auto& section = section_of(id);
   auto g = std::make_shared<plugin_generation>(*library, section, next_generation_++, conn, health_of(conn),
                                                hooks_, io_, pool_);
   std::string error;
@@ -121,7 +151,7 @@ void connector_registry::add(const std::filesystem::path& file) {
       return refuse(file, "at most " + std::to_string(max_plugins) + " plugins are loaded");
   }
   auto conn = std::make_shared<connector>(id, config_.plugins, io_, pool_);
-  auto g = prepare(file, conn);
+  auto g = prepare(file, conn, section_of(id));
   if (!g) return refuse(file, g.error());
   if (hooks_.health_changed)
     conn->on_health_change([listener = hooks_.health_changed, id](health_state h) { listener(id, h); });
@@ -142,8 +172,8 @@ void connector_registry::add(const std::filesystem::path& file) {
   if (told_.added) told_.added(*conn);
 }
 
-void connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,
-                                 bool forced) {
+bool connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,
+                                 bool forced, const connector_section& section) {
   auto old = conn->current();
   const auto& id = conn->id();
   // Listed in `refused` only once last_reload says so too: a reader of both never sees them disagree.
@@ -160,9 +190,9 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   auto sha = file_sha256(file);
   auto refused_before = refused_sha_.find(id);
   bool refused_already = refused_before != refused_sha_.end() && sha && refused_before->second == *sha;
-  if (!forced && sha && (*sha == old->library().sha256 || refused_already)) return;
+  if (!forced && sha && (*sha == old->library().sha256 || refused_already)) return true;
 
-  auto next = prepare(file, conn);
+  auto next = prepare(file, conn, section);
   std::string old_card = old->manifest()->card_id;
   if (next && (*next)->manifest()->card_id != old_card)
     next = "connector_card_id changed from " + old_card + " to " + (*next)->manifest()->card_id;
@@ -170,7 +200,8 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     // Nothing was paused: the old generation never stopped serving.
     auto reason = failed(next.error(), sha ? *sha : "");
     conn->note_reload({0, false, reason, old->number(), old->number()});
-    return list_refusal(reason);
+    list_refusal(reason);
+    return false;
   }
 
   auto paused_at = std::chrono::steady_clock::now();
@@ -183,13 +214,14 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   auto started = (*next)->start(start_limit);
   if (started.ok) {
     clear_refusal(id);
+    if (&section != &section_of(id)) sections_[id] = section;
     conn->resume(*next, {0, true, "", old->number(), (*next)->number()});
     auto record = conn->last_reload().value_or(reload_record{});
     spdlog::info("plugin {} reloaded: generation {} -> {}, version {} -> {}, paused {} ms ({} calls held)", id,
                  old->number(), (*next)->number(), old->manifest()->card_version, (*next)->manifest()->card_version,
                  record.pause_ms, record.held_calls);
     if (told_.reloaded) told_.reloaded(id);
-    return;
+    return true;
   }
   (*next)->stop(stop_limit);
   std::string reason = failed(start_failure(started), sha ? *sha : "");
@@ -207,6 +239,7 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   }
   conn->resume(again, {0, false, reason, old->number(), old->number()});
   list_refusal(reason);
+  return false;
 }
 
 void connector_registry::remove(const std::shared_ptr<connector>& conn) {
@@ -232,7 +265,7 @@ void connector_registry::load_all() {
     if (find(file.stem().string())) continue;
     add(file);
   }
-  for (const auto& [id, section] : config_.connectors)
+  for (const auto& [id, section] : sections_)
     if (!find(id)) spdlog::warn("connectors.{} is configured but no such plugin is loaded", id);
 }
 
@@ -251,7 +284,7 @@ void connector_registry::sync_dir(const std::string& forced_id) {
     std::string id = file.stem().string();
     bool forced = id == forced_id;
     if (auto conn = find(id)) {
-      replace(conn, file, forced);
+      replace(conn, file, forced, section_of(id));
       continue;
     }
     auto sha = file_sha256(file);
@@ -276,11 +309,15 @@ void connector_registry::rescan() {
   });
 }
 
-bool connector_registry::request_reload(const std::string& plugin_id) {
-  if (stopping_ || !valid_plugin_id(plugin_id)) return false;
+bool connector_registry::knows(const std::string& plugin_id) const {
+  if (!valid_plugin_id(plugin_id)) return false;
   std::error_code ec;
-  bool has_file = std::filesystem::is_regular_file(std::filesystem::path(config_.plugins.dir) / (plugin_id + ".so"), ec);
-  if (!find(plugin_id) && !has_file) return false;
+  return find(plugin_id) ||
+         std::filesystem::is_regular_file(std::filesystem::path(config_.plugins.dir) / (plugin_id + ".so"), ec);
+}
+
+bool connector_registry::request_reload(const std::string& plugin_id) {
+  if (stopping_ || !knows(plugin_id)) return false;
   queue([this, plugin_id] { sync_dir(plugin_id); });
   return true;
 }

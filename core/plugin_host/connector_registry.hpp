@@ -59,8 +59,24 @@ class connector_registry {
   // Queues a reload of one plugin from its file even when unchanged (POST /connectors/{id}/reload). False
   // when the id is neither loaded nor a file in plugins.dir.
   bool request_reload(const std::string& plugin_id);
+  // Whether plugin_id is loaded or a file of plugins.dir (what a reload of it can find).
+  bool knows(const std::string& plugin_id) const;
   // Waits for the queued reloads (tests, and shutdown's first step).
   void wait_idle();
+
+  // A configuration reload (SIGHUP, POST /admin/reload) runs as a task on the reload thread, after whatever was
+  // queued before it; it may call the members marked "reload thread" below.
+  void run_on_reload_thread(std::function<void()> task) { queue(std::move(task)); }
+  // Reload thread: the plugins (loaded, or configured) whose section in next differs from the one they serve with.
+  struct section_changes {
+    std::vector<std::string> changed, unchanged;
+  };
+  section_changes compare_sections(const std::map<std::string, connector_section>& next) const;
+  // Reload thread: reloads plugin_id from its unchanged file with section, the same no-drop swap as a new build.
+  // When the plugin refuses the section, the old one keeps serving. True when section serves now.
+  bool reconfigure(const std::string& plugin_id, const connector_section& section);
+  // Reload thread: what rescan() and request_reload() queue, done now ("" compares the folder, an id reloads it).
+  void sync_now(const std::string& forced_id) { sync_dir(forced_id); }
   // Refuses further reloads, waits for a running one, stops every plugin within its limit (at shutdown).
   void stop_all();
 
@@ -74,11 +90,14 @@ class connector_registry {
   // The .so files of plugins.dir that plugins.allow admits, sorted; nothing when the folder cannot be read.
   std::optional<std::vector<std::filesystem::path>> candidates() const;
   const connector_section& section_of(const std::string& plugin_id) const;
-  // Loads file as a generation of conn (not started); the error is one line for the log.
+  // Loads file as a generation of conn configured with section (not started); the error is one line for the log.
   boost::system::result<std::shared_ptr<plugin_generation>, std::string> prepare(const std::filesystem::path& file,
-                                                                                 const std::shared_ptr<connector>& conn);
+                                                                                 const std::shared_ptr<connector>& conn,
+                                                                                 const connector_section& section);
   void add(const std::filesystem::path& file);
-  void replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file, bool forced);
+  // True when the new generation (or the unchanged old one, when there was nothing to do) serves.
+  bool replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file, bool forced,
+               const connector_section& section);
   void remove(const std::shared_ptr<connector>& conn);
   void sync_dir(const std::string& forced_id);
   void queue(std::function<void()> task);
@@ -94,6 +113,8 @@ class connector_registry {
   std::vector<refused_plugin> refused_;
   // Reload thread only: the bytes last refused per id, so an unchanged bad file is not retried on every event.
   std::map<std::string, std::string> refused_sha_;
+  // Reload thread: each plugin's section as it serves (a reload of the YAML replaces one only when it is taken).
+  std::map<std::string, connector_section> sections_;
   std::uint64_t next_generation_ = 1;
   boost::asio::thread_pool reload_thread_{1};
   std::atomic<bool> rescan_queued_{false};

@@ -1,5 +1,6 @@
 #include "core/store/store.hpp"
 #include "core/store/disk_reserve.hpp"
+#include "core/base/histogram.hpp"
 #include "core/base/thread_name.hpp"
 
 #include <lmdb.h>
@@ -7,6 +8,7 @@
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -73,6 +75,8 @@ struct store::impl {
   std::shared_mutex txn_guard;
   std::atomic<std::uint64_t> map_bytes{0};
   std::atomic<std::uint64_t> commits{0};
+  histogram commit_seconds;                               // one transaction, begin to durable commit
+  histogram commit_writes{histogram::count_bounds};       // requests (write batches) per transaction
   // Requests per transaction: enough to share one sync among many writers, few enough that the first of them
   // are answered without waiting for everything queued behind them.
   static constexpr std::size_t max_requests_per_commit = 1024;
@@ -90,8 +94,11 @@ struct store::impl {
   std::vector<request> queue;
   bool stopping = false;
   std::thread writer;
+  std::thread copier;  // copy_compacted's; joined before the next copy and at close
+  std::atomic<bool> copying{false};
 
   ~impl() {
+    if (copier.joinable()) copier.join();
     if (env) mdb_env_close(env);
   }
 
@@ -176,6 +183,7 @@ struct store::impl {
     std::size_t count = std::min(work.size() - first, max_requests_per_commit);
     std::vector<std::error_code> results;
     for (;;) {
+      auto started = std::chrono::steady_clock::now();
       results.assign(count, {});
       std::shared_lock<std::shared_mutex> lock;
       MDB_txn* txn = nullptr;
@@ -209,6 +217,8 @@ struct store::impl {
         return work.size() - first;
       }
       ++commits;
+      commit_seconds.observe(std::chrono::steady_clock::now() - started);
+      commit_writes.observe(static_cast<double>(count));
       for (std::size_t i = 0; i < count; ++i) finish(work[first + i], results[i]);
       return count;
     }
@@ -473,5 +483,33 @@ void store::scan(std::string_view database, std::string_view prefix,
 
 std::uint64_t store::map_size() const { return impl_->map_bytes; }
 std::uint64_t store::commit_count() const { return impl_->commits; }
+
+const histogram& store::commit_seconds() const { return impl_->commit_seconds; }
+const histogram& store::commit_writes() const { return impl_->commit_writes; }
+
+std::uint64_t store::map_used() const {
+  MDB_envinfo info{};
+  MDB_stat page{};
+  if (mdb_env_info(impl_->env, &info) != MDB_SUCCESS || mdb_env_stat(impl_->env, &page) != MDB_SUCCESS) return 0;
+  return (static_cast<std::uint64_t>(info.me_last_pgno) + 1) * page.ms_psize;
+}
+
+bool store::copy_compacted(int fd, completion done) {
+  if (impl_->copying.exchange(true)) return false;
+  if (impl_->copier.joinable()) impl_->copier.join();  // the last copy has ended: its thread only returns
+  impl_->copier = std::thread([p = impl_.get(), fd, done = std::move(done)] {
+    name_this_thread("xconn-backup");
+    int rc = 0;
+    {
+      std::shared_lock txn(p->txn_guard);  // no resize under the copy's read transaction
+      rc = mdb_env_copyfd2(p->env, fd, MDB_CP_COMPACT);
+    }
+    if (rc != MDB_SUCCESS) spdlog::error("store: backup copy failed: {}", mdb_strerror(rc));
+    if (done) done(rc == MDB_SUCCESS ? std::error_code{} : std::error_code(rc > 0 ? rc : EIO, std::generic_category()));
+    ::close(fd);
+    p->copying = false;
+  });
+  return true;
+}
 
 }  // namespace xconn

@@ -6,6 +6,7 @@
 // (an unknown database, a bad key) fails alone, before the transaction; the rest of the group still commits.
 #pragma once
 
+#include "core/base/histogram.hpp"
 #include <boost/system/result.hpp>
 
 #include <cstdint>
@@ -83,6 +84,16 @@ class store {
   std::uint64_t map_size() const;
   // Number of committed write transactions so far (group commit makes it smaller than the write count).
   std::uint64_t commit_count() const;
+  // Each commit's duration (begin to durable) and its number of write batches.
+  const histogram& commit_seconds() const;
+  const histogram& commit_writes() const;
+  // Bytes of the map in use (the pages up to the last one written).
+  std::uint64_t map_used() const;
+
+  // Writes a compacted, consistent copy of the data file (what data.mdb would hold) to fd, from one read
+  // transaction, on a thread of its own while writes go on; then runs done there and closes fd. One copy at a time:
+  // false (fd untouched) while another runs. A map resize waits for the copy to end.
+  bool copy_compacted(int fd, completion done);
 
  private:
   struct impl;

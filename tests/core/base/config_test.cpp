@@ -61,6 +61,9 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_EQ(c.files.url_ttl_s, 3600);
     EXPECT_EQ(c.files.upload_min_bytes_per_s, 16384u);
     EXPECT_EQ(c.files.upload_grace_s, 30);
+    EXPECT_EQ(c.log.format, "text");
+    EXPECT_EQ(c.log.file, "");
+    EXPECT_EQ(c.log.level, "info");
     EXPECT_TRUE(c.connectors.empty());
   }
 }
@@ -115,6 +118,9 @@ TEST(Config, EmbeddedDefaultConfigParses) {
   EXPECT_EQ(result->server.listen, "127.0.0.1:8840");
   EXPECT_EQ(result->store.path, "./var/xconn");
   EXPECT_EQ(result->plugins.dir, "./build/plugins");
+  EXPECT_EQ(result->log.format, "text");
+  EXPECT_EQ(result->log.file, "");
+  EXPECT_EQ(result->log.level, "info");
   ASSERT_EQ(result->connectors.count("echo"), 1u);
   EXPECT_GT(result->connectors.at("echo").line, 0);
   EXPECT_EQ(result->connectors.at("echo").to_json(), R"({"auth":{},"config":{},"route":{},"policy":{}})");
@@ -181,6 +187,58 @@ TEST(Config, OutOfRange) {
   EXPECT_CONFIG_ERROR("plugins:\n  kv_quota_bytes: 1.5e6\n", "plugins.kv_quota_bytes", 2);
   EXPECT_CONFIG_ERROR("store:\n  sealing_key_file: \"\"\n", "store.sealing_key_file", 2);
   EXPECT_CONFIG_ERROR("store:\n  sealing_key_file: [a]\n", "store.sealing_key_file", 2);
+}
+
+TEST(Config, LogSection) {
+  config c = parse_ok("log:\n  format: json\n  file: /var/log/xconn/xconnd.log\n  level: debug\n");
+  EXPECT_EQ(c.log.format, "json");
+  EXPECT_EQ(c.log.file, "/var/log/xconn/xconnd.log");
+  EXPECT_EQ(c.log.level, "debug");
+  for (const char* level : {"trace", "debug", "info", "warn", "error"})
+    EXPECT_EQ(parse_ok(std::string("log: {level: ") + level + "}\n").log.level, level);
+  EXPECT_EQ(parse_ok("log: {format: \"text\"}\n").log.format, "text");
+  EXPECT_EQ(parse_ok("log:\n  file: \"\"\n").log.file, "");  // "": stderr
+  EXPECT_EQ(parse_ok("log:\n").log.level, "info");             // an empty section: the defaults
+  EXPECT_EQ(parse_ok("log: {}\n").log.format, "text");
+  ::setenv("XCONN_TEST_LOG_FILE", "/tmp/from-env.log", 1);
+  EXPECT_EQ(parse_ok("log:\n  file: ${XCONN_TEST_LOG_FILE}\n").log.file, "/tmp/from-env.log");
+}
+
+TEST(Config, LogSectionIsStrict) {
+  EXPECT_CONFIG_ERROR("log:\n  format: json\n  colour: true\n", "log.colour", 3);
+  EXPECT_CONFIG_ERROR("log:\n  level: info\n  level: debug\n", "log.level", 3);
+  EXPECT_CONFIG_ERROR("log: {}\nlog: {}\n", "log", 2);
+  EXPECT_CONFIG_ERROR("log: json\n", "log", 1);
+  EXPECT_CONFIG_ERROR("log: [format, json]\n", "log", 1);
+  EXPECT_CONFIG_ERROR("logs:\n  format: json\n", "logs", 1);
+  // Wrong words, wrong case, near misses, other types.
+  for (const char* bad : {"xml", "JSON", "Text", "\"\"", "\" json\"", "1", "true", "~", "[json]", "{a: b}", "text json"})
+    EXPECT_CONFIG_ERROR(std::string("log:\n  format: ") + bad + "\n", "log.format", 2);
+  for (const char* bad : {"warning", "WARN", "Info", "critical", "off", "err", "fatal", "\"\"", "0", "3", "~", "[info]",
+                          "{level: info}", "info debug"})
+    EXPECT_CONFIG_ERROR(std::string("log:\n  level: ") + bad + "\n", "log.level", 2);
+  for (const char* bad : {"[a.log]", "{path: a.log}", "~", ""})
+    EXPECT_CONFIG_ERROR(std::string("log:\n  file: ") + bad + "\n", "log.file", 2);
+  // The message says what is allowed, never the value (a value may be a secret).
+  auto err = parse_err(std::string("log:\n  format: ") + planted_secret + "\n");
+  EXPECT_NE(err.message.find("text or json"), std::string::npos) << err.what();
+  EXPECT_EQ(err.what().find(planted_secret), std::string::npos) << err.what();
+  err = parse_err(std::string("log:\n  level: \"") + planted_secret + "\"\n");
+  EXPECT_NE(err.message.find("trace, debug, info, warn or error"), std::string::npos) << err.what();
+  EXPECT_EQ(err.what().find(planted_secret), std::string::npos) << err.what();
+  // Hostile bytes and sizes are refused before the section is read, at the line they are on.
+  EXPECT_CONFIG_ERROR("log:\n  file: \"a\x1b[2Jb.log\"\n", "", 2);
+  EXPECT_CONFIG_ERROR("log:\n  file: \"a\xff.log\"\n", "", 2);
+  EXPECT_CONFIG_ERROR(std::string("log:\n  file: \"a\0b\"\n", 20), "", 2);
+  EXPECT_CONFIG_ERROR("log:\n  file: \"" + std::string(100 * 1024, 'f') + "\"\n", "", 2);
+  EXPECT_CONFIG_ERROR("log:\n  format: &f json\n  level: *f\n", "", 2);
+  EXPECT_CONFIG_ERROR("log:\n  file: ${XCONN_TEST_UNSET_LOG_FILE_VARIABLE}\n", "log.file", 2);
+  // Control characters YAML escapes decode into are refused in a path too.
+  EXPECT_CONFIG_ERROR("log:\n  file: \"a\\u001b[2Jb.log\"\n", "log.file", 2);
+  EXPECT_CONFIG_ERROR("log:\n  file: \"a\\nb.log\"\n", "log.file", 2);
+  EXPECT_CONFIG_ERROR("log:\n  file: \"a\\x7fb.log\"\n", "log.file", 2);
+  // The file's folder is checked when the log is set up (log::configure), not when the file is parsed.
+  EXPECT_EQ(parse_ok("log:\n  file: /no/such/folder/x.log\n").log.file, "/no/such/folder/x.log");
 }
 
 TEST(Config, SealingKeyFileDefaultsIntoTheStoreFolder) {

@@ -31,7 +31,7 @@ const char* const sample_auth_flows = R"json([
   }
 ])json";
 
-const plugin_manifest& sample() {
+const plugin_manifest& flow_sample() {
   static const plugin_manifest m = [] {
     auto manifest = test::sample_manifest();
     manifest["card"].as_object()["auth_flows"] = json::parse(sample_auth_flows);
@@ -43,13 +43,13 @@ const plugin_manifest& sample() {
 }
 
 const json::object& form() {
-  auto* f = find_auth_flow(sample(), "sample_token");
+  auto* f = find_auth_flow(flow_sample(), "sample_token");
   EXPECT_NE(f, nullptr);
   static const json::object none;
   return f ? *f : none;
 }
 const json::object& qr() {
-  auto* f = find_auth_flow(sample(), "sample_qr");
+  auto* f = find_auth_flow(flow_sample(), "sample_qr");
   EXPECT_NE(f, nullptr);
   static const json::object none;
   return f ? *f : none;
@@ -67,13 +67,13 @@ std::string check(const json::object& flow, const json::object* input, std::vect
 // find_auth_flow ---------------------------------------------------------------------------------------------
 
 TEST(FindAuthFlow, ByIdOnly) {
-  ASSERT_NE(find_auth_flow(sample(), "sample_qr"), nullptr);
-  EXPECT_EQ(find_auth_flow(sample(), "sample_qr")->at("type"), "qr_login");
-  ASSERT_NE(find_auth_flow(sample(), "sample_token"), nullptr);
-  EXPECT_EQ(find_auth_flow(sample(), "sample_token")->at("type"), "form");
-  EXPECT_EQ(find_auth_flow(sample(), "nope"), nullptr);
-  EXPECT_EQ(find_auth_flow(sample(), ""), nullptr);
-  EXPECT_EQ(find_auth_flow(sample(), "Sample_QR"), nullptr);
+  ASSERT_NE(find_auth_flow(flow_sample(), "sample_qr"), nullptr);
+  EXPECT_EQ(find_auth_flow(flow_sample(), "sample_qr")->at("type"), "qr_login");
+  ASSERT_NE(find_auth_flow(flow_sample(), "sample_token"), nullptr);
+  EXPECT_EQ(find_auth_flow(flow_sample(), "sample_token")->at("type"), "form");
+  EXPECT_EQ(find_auth_flow(flow_sample(), "nope"), nullptr);
+  EXPECT_EQ(find_auth_flow(flow_sample(), ""), nullptr);
+  EXPECT_EQ(find_auth_flow(flow_sample(), "Sample_QR"), nullptr);
   plugin_manifest none;
   none.card = json::object{{"connector_card_id", "x"}};
   EXPECT_EQ(find_auth_flow(none, "sample_qr"), nullptr);
