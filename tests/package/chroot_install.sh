@@ -244,9 +244,14 @@ log "keys: $(echo "$files" | tr '\n' ';')"
 ! grep -v ' xconn:xconn 600$' <<<"$files" >/dev/null || fail "a key file is not xconn:xconn 0600"
 
 if [ -x "$root/usr/bin/xconnctl" ]; then
+  # As root, which reads /var/lib/xconn/api_key (as the user xconn could).
   log "xconnctl status"
-  timeout 30 "${in_root[@]}" xconnctl status >"$work/xconnctl.out" 2>&1 ||
+  timeout 30 "${in_root[@]}" XCONN_URL="http://127.0.0.1:$port" xconnctl status >"$work/xconnctl.out" 2>&1 ||
     { show_tail "$work/xconnctl.out"; fail "xconnctl status failed"; }
+  sed 's/^/    /' "$work/xconnctl.out"
+  log "xconnctl check-config /etc/xconn/xconnd.yaml"
+  timeout 30 "${in_root[@]}" xconnctl check-config /etc/xconn/xconnd.yaml >"$work/xconnctl.out" 2>&1 ||
+    { show_tail "$work/xconnctl.out"; fail "xconnctl check-config failed"; }
   sed 's/^/    /' "$work/xconnctl.out"
 fi
 
