@@ -45,6 +45,7 @@ started=$(date +%s)
 work=$(mktemp -d /tmp/xconn-chroot.XXXXXX)
 root="$work/root"
 daemon_pid=""
+notify_pid=""
 step_log=""  # the log of the step under way, shown when it fails
 result=""
 reason="interrupted"
@@ -68,6 +69,10 @@ cleanup() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -KILL "$daemon_pid"
     wait "$daemon_pid" 2>/dev/null
+  fi
+  if [ -n "$notify_pid" ]; then
+    kill "$notify_pid" 2>/dev/null
+    wait "$notify_pid" 2>/dev/null
   fi
   if [ "$result" != PASS ] && [ -s "$step_log" ]; then
     echo "  last lines of ${step_log##*/}:"
@@ -191,8 +196,9 @@ fi
 # /var/lib/xconn or an executable mapping shows up here: / read-only (ProtectSystem=strict) but /var/lib/xconn
 # (ReadWritePaths), an empty /tmp (PrivateTmp), empty read-only home folders (ProtectHome), then as xconn
 # with no capability and no new privileges (User=, CapabilityBoundingSet=, NoNewPrivileges=) and the kernel's
-# memory-deny-write-execute (MemoryDenyWriteExecute=, prctl PR_SET_MDWE, where the kernel has it). Not covered
-# here: the system call filter and the other Protect*/Restrict* settings, which only systemd applies.
+# memory-deny-write-execute (MemoryDenyWriteExecute=, prctl PR_SET_MDWE, where the kernel has it). Type=notify is
+# played too: a NOTIFY_SOCKET whose listener logs each message with the sender's pid (NotifyAccess=main).
+# Not covered here: the system call filter and the other Protect*/Restrict* settings, which only systemd applies.
 sandbox="$work/sandbox"
 mkdir "$sandbox"
 mount --bind "$root/var/lib/xconn" "$root/var/lib/xconn"
@@ -204,17 +210,46 @@ for d in home root; do mount -t tmpfs -o ro,mode=0755 xconn-protect-home "$sandb
 if touch "$sandbox/etc/xconn/.rw-probe" 2>/dev/null; then fail "the sandbox's /etc is writable"; fi
 touch "$sandbox/var/lib/xconn/.rw-probe" && rm "$sandbox/var/lib/xconn/.rw-probe" ||
   fail "the sandbox's /var/lib/xconn is not writable"
+mount -t tmpfs -o mode=0755 xconn-run "$sandbox/run"
+notify_listener='import os, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o777)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+end = time.monotonic() + 600  # bounded even if nobody stops it
+while time.monotonic() < end:
+    s.settimeout(end - time.monotonic())
+    try:
+        data, ancillary, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(12))
+    except socket.timeout:
+        break
+    pid = "?"
+    for level, kind, value in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            pid = struct.unpack("iII", value[:12])[0]
+    for line in data.decode(errors="replace").splitlines():
+        print(pid, line, flush=True)'
+python3 -c "$notify_listener" "$sandbox/run/notify" >"$work/notify.log" 2>&1 &
+notify_pid=$!
+deadline=$(($(date +%s) + 10))
+until [ -S "$sandbox/run/notify" ]; do
+  (($(date +%s) < deadline)) || fail "the NOTIFY_SOCKET listener did not start"
+  sleep 0.1
+done
+# notified MESSAGE [AFTER_LINE]: the line number of the first MESSAGE from the daemon's pid past AFTER_LINE.
+notified() { awk -v pid="$main_pid" -v msg="$1" -v after="${2:-0}" 'NR > after && $1 == pid && $2 == msg {print NR; exit}' "$work/notify.log"; }
 mdwe='import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 mdwe = libc.prctl(65, 1, 0, 0, 0) == 0  # PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN (Linux 6.3)
 print("memory-deny-write-execute:", "on" if mdwe else "not in this kernel", file=sys.stderr, flush=True)
 os.execv(sys.argv[1], sys.argv[1:])'
 log "starting xconnd as xconn on 127.0.0.1:$port in a read-only view of the chroot (as the unit's sandbox)"
-chroot "$sandbox" /usr/bin/env -i PATH=/usr/bin:/bin LC_ALL=C.UTF-8 \
+chroot "$sandbox" /usr/bin/env -i PATH=/usr/bin:/bin LC_ALL=C.UTF-8 NOTIFY_SOCKET=/run/notify \
   setpriv --reuid=xconn --regid=xconn --init-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- \
   /bin/sh -c 'cd /var/lib/xconn && exec python3 -c "$0" /usr/bin/xconnd --config /etc/xconn/xconnd.yaml' "$mdwe" \
   >"$work/xconnd.log" 2>&1 &
 daemon_pid=$!
+main_pid=$daemon_pid  # daemon_pid is cleared once it has been waited for; this stays
 step_log="$work/xconnd.log"
 key_file="$root/var/lib/xconn/api_key"
 deadline=$(($(date +%s) + 60))
@@ -230,6 +265,11 @@ while :; do
   sleep 0.2
 done
 log "echo health: ${health:0:160}"
+until ready_at=$(notified READY=1) && [ -n "$ready_at" ]; do
+  (($(date +%s) < deadline)) || fail "no READY=1 from xconnd's own pid on NOTIFY_SOCKET within 60 s"
+  sleep 0.1
+done
+log "sd_notify: READY=1 from the main pid $main_pid (Type=notify, NotifyAccess=main)"
 python3 -c 'import json, sys; sys.exit(json.loads(sys.argv[1]).get("status") != "ok")' "$health" ||
   fail "echo's health is not ok"
 connectors=$(curl -fsS -m 5 -H "Authorization: Bearer $key" "http://127.0.0.1:$port/connectors") ||
@@ -255,6 +295,16 @@ if [ -x "$root/usr/bin/xconnctl" ]; then
   sed 's/^/    /' "$work/xconnctl.out"
 fi
 
+log "SIGHUP (ExecReload=/bin/kill -HUP \$MAINPID)"
+kill -HUP "$daemon_pid"
+deadline=$(($(date +%s) + 30))
+until reloading_at=$(notified RELOADING=1 "$ready_at") && [ -n "$reloading_at" ] &&
+  ready_again_at=$(notified READY=1 "$reloading_at") && [ -n "$ready_again_at" ]; do
+  (($(date +%s) < deadline)) || fail "no RELOADING=1 then READY=1 within 30 s of SIGHUP"
+  sleep 0.1
+done
+log "sd_notify: RELOADING=1, then READY=1"
+
 log "SIGTERM"
 kill -TERM "$daemon_pid"
 deadline=$(($(date +%s) + 30))
@@ -268,7 +318,15 @@ rc=0
 wait "$daemon_pid" || rc=$?
 daemon_pid=""
 [ "$rc" -eq 0 ] || fail "xconnd exited with status $rc after SIGTERM"
-log "xconnd stopped (exit status 0)"
+deadline=$(($(date +%s) + 5))  # the listener may print a moment after the daemon has gone
+until [ -n "$(notified STOPPING=1 "$ready_again_at")" ]; do
+  (($(date +%s) < deadline)) || fail "no STOPPING=1 on NOTIFY_SOCKET from xconnd"
+  sleep 0.1
+done
+log "xconnd stopped (STOPPING=1, exit status 0)"
+kill "$notify_pid" 2>/dev/null || true  # its socket keeps the sandbox's /run busy
+wait "$notify_pid" 2>/dev/null || true
+notify_pid=""
 grep -E '^memory-deny-write-execute' "$work/xconnd.log" | sed 's/^/    /' || true
 for m in $(mounts_below "$work"); do
   case "$m" in "$sandbox" | "$sandbox"/* | "$root/var/lib/xconn") umount "$m" ;; esac
