@@ -176,6 +176,14 @@ TEST(channels_route, lists_a_plugins_channels_without_credentials) {
   EXPECT_EQ(http_get(server.port(), "/connectors/nosuch/channels", server.key()).status, 404);
 }
 
+// echo_send_message (a side-effect tool) with this tool_call_id: the message_id of its result ("" on failure).
+std::string send_by_tool(dp_client& c, const std::string& channel, const std::string& call) {
+  auto ack = c.invoke(channel, "echo_send_message", {{"text", "by a tool"}}, {{"tool_call_id", call}});
+  if (!ack || !error_code(*ack).empty()) return {};
+  auto p = payload_of(*ack);
+  return p.contains("result") && p["result"].is_object() ? text_of(p["result"].as_object(), "message_id") : "";
+}
+
 std::string inject(unsigned short port, const std::string& channel, const std::string& text, const std::string& msg_id) {
   auto r = http_call(port, "POST", "/connectors/echo/inject", with_key(),
                      json::serialize(json::object{{"connector_channel_id", channel}, {"text", text}, {"msg_id", msg_id}}));
@@ -189,7 +197,7 @@ TEST(backup, taken_under_inbound_load_and_restored_it_holds_what_was_durable_and
   auto d = start_test_daemon(dir.path(), key, port);
   ASSERT_NE(port, 0);
 
-  std::string acked_channel, loaded_channel, connector_id, file_ref, file_digest;
+  std::string acked_channel, loaded_channel, tool_channel, connector_id, file_ref, file_digest, sent_by_tool;
   std::vector<std::string> acked, unacked;
   {
     auto c = dp_client::connect(port, key);
@@ -198,6 +206,14 @@ TEST(backup, taken_under_inbound_load_and_restored_it_holds_what_was_durable_and
     acked_channel = c->open_authenticated();
     loaded_channel = c->open_authenticated();
     c->request("channel.close", {}, loaded_channel);  // its messages wait in the store
+    // echo_send_message answers, then emits the peer's reply on its channel: that one is acked too.
+    tool_channel = c->open_authenticated();
+    sent_by_tool = send_by_tool(*c, tool_channel, "call_before_backup");
+    ASSERT_FALSE(sent_by_tool.empty());
+    auto reply = c->next_push("chat.message", tool_channel);
+    ASSERT_TRUE(reply);
+    c->send("chat.message.ack", {{"message_id", text_of(payload_of(*reply), "message_id")}, {"status", "accepted"}},
+            tool_channel);
 
     auto data = random_bytes(300000);
     file_digest = sha256_of(data);
@@ -280,6 +296,9 @@ TEST(backup, taken_under_inbound_load_and_restored_it_holds_what_was_durable_and
   }
   EXPECT_EQ(missing, 0u) << "of " << durable_before_backup << " messages answered before the backup began";
 
+  // The tool call's idempotency record came back: its repeat answers the recorded result without sending again.
+  ASSERT_TRUE(c->open_channel(tool_channel));
+  EXPECT_EQ(send_by_tool(*c, tool_channel, "call_before_backup"), sent_by_tool);
   // The msg_id window (the idempotency record of an emit) came back too, and so did the file, byte for byte.
   auto dup = http_call(port, "POST", "/connectors/echo/inject", with_key(),
                        json::serialize(json::object{{"connector_channel_id", acked_channel}, {"text", "m0"}, {"msg_id", "a0"}}));
