@@ -81,6 +81,16 @@ const std::array routes{
                  return path_of(req) == "/metrics";
                },
                answer_now<metrics_page>},
+    route_entry{"GET /livez", whole, anyone, get,
+               [](server_context&, const http_request_header& req, const connector_path&) {
+                 return path_of(req) == "/livez";
+               },
+               answer_now<livez_page>},
+    route_entry{"GET /readyz", whole, anyone, get,
+               [](server_context&, const http_request_header& req, const connector_path&) {
+                 return path_of(req) == "/readyz";
+               },
+               answer_now<readyz_page>},
     route_entry{"GET /connectors", whole, key, get,
                [](server_context&, const http_request_header& req, const connector_path&) {
                  return path_of(req) == "/connectors" || path_of(req) == "/connectors/";

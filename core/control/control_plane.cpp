@@ -113,6 +113,29 @@ http_response health_page(server_context& ctx, const http_request& req, const co
   return json_response(req, code, json::serialize(body));
 }
 
+http_response livez_page(server_context&, const http_request& req, const connector_path&) {
+  return json_response(req, http::status::ok, R"({"status":"ok"})");
+}
+
+http_response readyz_page(server_context& ctx, const http_request& req, const connector_path&) {
+  json::object plugins;
+  bool ready = !ctx.stopping;
+  for (const auto& conn : ctx.connectors.all()) {
+    auto h = conn->health().health;
+    plugins[conn->id()] = to_string(h);
+    ready = ready && h != health_state::down;
+  }
+  for (const auto& id : ctx.cfg.plugins.allow)
+    if (!plugins.contains(id)) {
+      plugins[id] = "missing";
+      ready = false;
+    }
+  ready = ready && !plugins.empty();
+  std::string_view status = ctx.stopping ? "stopping" : ready ? "ready" : "not_ready";
+  return json_response(req, ready ? http::status::ok : http::status::service_unavailable,
+                       json::serialize(json::object{{"status", status}, {"plugins", std::move(plugins)}}));
+}
+
 http_response metrics_page(server_context& ctx, const http_request& req, const connector_path&) {
   return text_response(req, "text/plain; version=0.0.4; charset=utf-8", render_metrics(ctx));
 }
