@@ -75,14 +75,14 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
   if (ec) return;
   http_request req = parser_->release();
   if (route_->body == route_body::upgrade) return upgrade(std::move(req));
-  if (route_->body == route_body::backup) {
-    stream_.expires_never();
-    return std::make_shared<backup_stream>(std::move(stream_), std::move(slot_), ctx_)->run(req);
-  }
   if (ctx_.stopping) {
     auto res = error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping");
     res.keep_alive(false);
     return reply(std::move(res));
+  }
+  if (route_->body == route_body::backup) {
+    stream_.expires_never();
+    return std::make_shared<backup_stream>(std::move(stream_), std::move(slot_), ctx_)->run(req);
   }
   serve_route(*route_, ctx_, req, [self = shared_from_this()](file_answer answer) {
     // A plugin or the store's writer may answer from its own thread: write from this connection's strand.

@@ -18,9 +18,13 @@ json::array strings(const std::vector<std::string>& values) {
   return out;
 }
 
+http_response config_invalid(const http_request_header& req, const reload_report& r) {
+  return error_response(req, http::status::unprocessable_entity, "config_invalid", r.error);
+}
+
 // 422 with the file's error, or what happens now.
 http_response reload_answer(server_context& ctx, const http_request_header& req, const reload_report& r) {
-  if (!r.error.empty()) return error_response(req, http::status::unprocessable_entity, "config_invalid", r.error);
+  if (!r.error.empty()) return config_invalid(req, r);
   return json_response(req, http::status::ok,
                        json::serialize(json::object{{"config", ctx.cfg.source_path},
                                                     {"status", "applied"},
@@ -31,9 +35,8 @@ http_response reload_answer(server_context& ctx, const http_request_header& req,
 
 }  // namespace
 
+// The session answers 503 before either route runs once the server is stopping.
 void serve_config_reload(server_context& ctx, const http_request& req, std::function<void(http_response)> answer) {
-  if (ctx.stopping || !ctx.reloader)
-    return answer(error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping"));
   ctx.reloader->reload("", [&ctx, head = http_request_header(req), answer = std::move(answer)](reload_report r) {
     answer(reload_answer(ctx, head, r));
   });
@@ -41,16 +44,13 @@ void serve_config_reload(server_context& ctx, const http_request& req, std::func
 
 void serve_plugin_reload(server_context& ctx, const http_request& req, const connector_path& at,
                          std::function<void(http_response)> answer) {
-  if (ctx.stopping || !ctx.reloader)
-    return answer(error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping"));
   std::string plugin_id(at.plugin_id);
   if (!ctx.connectors.knows(plugin_id)) return answer(error_response(req, http::status::not_found, "not_found", "no such resource"));
   auto conn = ctx.connectors.find(plugin_id);
   json::value generation = conn ? json::value(conn->generation()) : nullptr;
   ctx.reloader->reload(plugin_id, [req = http_request_header(req), plugin_id, generation,
                                    answer = std::move(answer)](reload_report r) {
-    if (!r.error.empty())
-      return answer(error_response(req, http::status::unprocessable_entity, "config_invalid", r.error));
+    if (!r.error.empty()) return answer(config_invalid(req, r));
     answer(json_response(req, http::status::accepted,
                          json::serialize(json::object{{"plugin_id", plugin_id},
                                                       {"status", "reloading"},

@@ -41,8 +41,6 @@ void backup_stream::run(const http_request_header& req) {
   if (!authorized(ctx_, req)) return refuse(unauthorized(req));
   if (req.method() != http::verb::get)
     return refuse(error_response(req, http::status::method_not_allowed, "method_not_allowed", "use GET"));
-  if (ctx_.stopping)
-    return refuse(error_response(req, http::status::service_unavailable, "shutting_down", "the server is stopping"));
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return refuse(error_response(req, http::status::internal_server_error, "backup_failed", "cannot open a pipe"));

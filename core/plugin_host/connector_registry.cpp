@@ -100,8 +100,8 @@ connector_registry::section_changes connector_registry::compare_sections(
   return out;
 }
 
-bool connector_registry::reconfigure(const std::string& plugin_id, const connector_section& section) {
-  if (stopping_) return false;
+void connector_registry::reconfigure(const std::string& plugin_id, const connector_section& section) {
+  if (stopping_) return;
   auto file = std::filesystem::path(config_.plugins.dir) / (plugin_id + ".so");
   if (auto conn = find(plugin_id)) return replace(conn, file, true, section);
   // Not serving (refused, or no file yet): the new section is the one to load with whenever it comes.
@@ -109,9 +109,8 @@ bool connector_registry::reconfigure(const std::string& plugin_id, const connect
   refused_sha_.erase(plugin_id);
   auto listed = candidates();
   if (listed && std::find(listed->begin(), listed->end(), file) != listed->end()) add(file);
-  if (find(plugin_id)) return true;
+  if (find(plugin_id)) return;
   if (auto sha = file_sha256(file)) refused_sha_[plugin_id] = *sha;  // not retried until the file or section changes
-  return false;
 }
 
 boost::system::result<std::shared_ptr<plugin_generation>, std::string> connector_registry::prepare(
@@ -172,7 +171,7 @@ void connector_registry::add(const std::filesystem::path& file) {
   if (told_.added) told_.added(*conn);
 }
 
-bool connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,
+void connector_registry::replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file,
                                  bool forced, const connector_section& section) {
   auto old = conn->current();
   const auto& id = conn->id();
@@ -190,7 +189,7 @@ bool connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   auto sha = file_sha256(file);
   auto refused_before = refused_sha_.find(id);
   bool refused_already = refused_before != refused_sha_.end() && sha && refused_before->second == *sha;
-  if (!forced && sha && (*sha == old->library().sha256 || refused_already)) return true;
+  if (!forced && sha && (*sha == old->library().sha256 || refused_already)) return;
 
   auto next = prepare(file, conn, section);
   std::string old_card = old->manifest()->card_id;
@@ -200,8 +199,7 @@ bool connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     // Nothing was paused: the old generation never stopped serving.
     auto reason = failed(next.error(), sha ? *sha : "");
     conn->note_reload({0, false, reason, old->number(), old->number()});
-    list_refusal(reason);
-    return false;
+    return list_refusal(reason);
   }
 
   auto paused_at = std::chrono::steady_clock::now();
@@ -221,7 +219,7 @@ bool connector_registry::replace(const std::shared_ptr<connector>& conn, const s
                  old->number(), (*next)->number(), old->manifest()->card_version, (*next)->manifest()->card_version,
                  record.pause_ms, record.held_calls);
     if (told_.reloaded) told_.reloaded(id);
-    return true;
+    return;
   }
   (*next)->stop(stop_limit);
   std::string reason = failed(start_failure(started), sha ? *sha : "");
@@ -239,7 +237,6 @@ bool connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   }
   conn->resume(again, {0, false, reason, old->number(), old->number()});
   list_refusal(reason);
-  return false;
 }
 
 void connector_registry::remove(const std::shared_ptr<connector>& conn) {

@@ -73,8 +73,8 @@ class connector_registry {
   };
   section_changes compare_sections(const std::map<std::string, connector_section>& next) const;
   // Reload thread: reloads plugin_id from its unchanged file with section, the same no-drop swap as a new build.
-  // When the plugin refuses the section, the old one keeps serving. True when section serves now.
-  bool reconfigure(const std::string& plugin_id, const connector_section& section);
+  // When the plugin refuses the section, the old one keeps serving (last_reload and refused say why).
+  void reconfigure(const std::string& plugin_id, const connector_section& section);
   // Reload thread: what rescan() and request_reload() queue, done now ("" compares the folder, an id reloads it).
   void sync_now(const std::string& forced_id) { sync_dir(forced_id); }
   // Refuses further reloads, waits for a running one, stops every plugin within its limit (at shutdown).
@@ -95,8 +95,7 @@ class connector_registry {
                                                                                  const std::shared_ptr<connector>& conn,
                                                                                  const connector_section& section);
   void add(const std::filesystem::path& file);
-  // True when the new generation (or the unchanged old one, when there was nothing to do) serves.
-  bool replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file, bool forced,
+  void replace(const std::shared_ptr<connector>& conn, const std::filesystem::path& file, bool forced,
                const connector_section& section);
   void remove(const std::shared_ptr<connector>& conn);
   void sync_dir(const std::string& forced_id);
