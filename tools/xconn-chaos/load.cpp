@@ -2,6 +2,7 @@
 
 #include "journal.hpp"
 #include "session.hpp"
+#include "timings.hpp"
 #include "world.hpp"
 
 #include "core/base/crypto.hpp"
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <deque>
 #include <random>
+#include <set>
 
 namespace xconn::chaos {
 using namespace std::chrono_literals;
@@ -48,8 +50,11 @@ class load_epoch {
  public:
   load_epoch(const run_options& o, world w, int epoch)
       : o_(o), w_(std::move(w)), epoch_(epoch), j_(o.journal_path), s_(o.daemon.port, o.daemon.key, j_, epoch),
-        rng_(o.seed) {
+        rng_(o.seed), t_(o.timings_path) {
+    if (!o.timings_path.empty()) unacked_before_ = delivered_unacked(journal::read(o.journal_path));
+    s_.on_step = [this](const char* step) { t_.mark(step, step == std::string("hello") ? s_.connector_id() : ""); };
     s_.on_delivery = [this](const delivery& d) {
+      note_delivery(d.message_id);
       if (pick(100) < 75) s_.ack(d.channel, d.message_id);
       else held_.push_back({d, iteration_ + 1 + pick(40)});
     };
@@ -61,6 +66,8 @@ class load_epoch {
 
   int run() {
     j_.add("epoch", epoch_, {std::to_string(o_.daemon.port)});
+    t_.mark("start");
+    t_.mark("unacked", std::to_string(unacked_before_.size()));
     if (!s_.start(w_.connector_id, w_.channels)) return 0;  // killed before the channels were open
     auto until = steady::now() + std::chrono::seconds(o_.max_seconds);
     bool up = true;
@@ -70,10 +77,34 @@ class load_epoch {
       up = act();
       if (up) up = s_.pump(5ms);
     }
+    t_.mark("redelivered", std::to_string(redelivered_.size()) + " " + std::to_string(unacked_before_.size()));
     return 0;
   }
 
  private:
+  // Inbound messages pushed in an earlier epoch for which no ack was ever sent: each must come again.
+  static std::set<std::string> delivered_unacked(const std::vector<journal_entry>& entries) {
+    std::set<std::string> delivered, acked;
+    for (const auto& e : entries) {
+      if (e.kind == "deliver") delivered.insert(e.at(0));
+      else if (e.kind == "ack") acked.insert(e.at(1));
+    }
+    std::set<std::string> out;
+    for (const auto& id : delivered)
+      if (!acked.contains(id)) out.insert(id);
+    return out;
+  }
+
+  void note_delivery(const std::string& id) {
+    if (!seen_delivery_) {
+      seen_delivery_ = true;
+      t_.mark("first_delivery", id);
+    }
+    if (!unacked_before_.contains(id) || !redelivered_.insert(id).second) return;
+    if (redelivered_.size() == 1) t_.mark("first_redelivery", id);
+    if (redelivered_.size() == unacked_before_.size()) t_.mark("all_redelivered", std::to_string(redelivered_.size()));
+  }
+
   unsigned pick(unsigned n) { return std::uniform_int_distribution<unsigned>(0, n - 1)(rng_); }
   const std::string& any_channel() { return w_.channels[pick(static_cast<unsigned>(w_.channels.size()))]; }
   std::string fresh(const char* prefix) { return prefix + std::to_string(epoch_) + "-" + std::to_string(++serial_); }
@@ -160,6 +191,10 @@ class load_epoch {
   std::deque<held_ack> held_;
   long long iteration_ = 0;
   long long serial_ = 0;
+  timings t_;
+  std::set<std::string> unacked_before_;
+  std::set<std::string> redelivered_;
+  bool seen_delivery_ = false;
 };
 
 }  // namespace

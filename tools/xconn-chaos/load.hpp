@@ -14,6 +14,7 @@ struct run_options {
   unsigned seed = 1;
   int max_seconds = 60;  // a load epoch ends by itself after this long
   int channels = 4;
+  std::string timings_path;  // load: the epoch's step timings (timings.hpp); "" for none
 };
 
 // Exit codes: 0 done (for load: the daemon went away or the time was up), 2 could not start.

@@ -11,6 +11,7 @@ session::session(unsigned short port, std::string key, journal& j, int epoch)
 bool session::start(const std::string& connector_id, const std::vector<std::string>& channels) {
   ws_ = ws_socket::connect(port_, "echo", key_);
   if (!ws_) return false;
+  if (on_step) on_step("connected");
   json::object hello{{"connector_card_id", "im.echo"},
                      {"connector_id", connector_id},
                      {"protocol_version", "3.0"},
@@ -19,12 +20,14 @@ bool session::start(const std::string& connector_id, const std::vector<std::stri
   if (!ack) return false;
   connector_id_ = text_at(payload_of(*ack), "connector_id");
   if (connector_id_.empty()) return false;
+  if (on_step) on_step("hello");
   for (const auto& c : channels) {
     auto opened = call("channel.open", json::object{}, c);
     if (!opened || text_at(*opened, "type") != "channel.open.ack" ||
         text_at(payload_of(*opened), "connector_channel_id") != c)
       return false;
   }
+  if (on_step) on_step("channels");
   return true;
 }
 

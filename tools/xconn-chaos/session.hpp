@@ -49,6 +49,8 @@ class session {
   long long acks_sent() const { return ack_seq_; }
   long long acks_confirmed() const { return confirmed_; }
 
+  // Called as start() passes its steps: "connected", "hello", "channels".
+  std::function<void(const char*)> on_step;
   // Called for every chat.message pushed (after it is journaled).
   std::function<void(const delivery&)> on_delivery;
   // Answers seen, for the caller's own lists: final message_id -> status; tool key -> result message_id.
