@@ -38,6 +38,19 @@ int run_setup(const run_options& o) {
 
 namespace {
 
+// Inbound messages pushed in an earlier epoch for which no ack was ever sent: each must come again.
+std::set<std::string> delivered_unacked(const std::vector<journal_entry>& entries) {
+  std::set<std::string> delivered, acked;
+  for (const auto& e : entries) {
+    if (e.kind == "deliver") delivered.insert(e.at(0));
+    else if (e.kind == "ack") acked.insert(e.at(1));
+  }
+  std::set<std::string> out;
+  for (const auto& id : delivered)
+    if (!acked.contains(id)) out.insert(id);
+  return out;
+}
+
 struct held_ack {
   delivery d;
   long long release_at;  // iteration
@@ -48,10 +61,9 @@ struct held_ack {
 // kill finds some delivered and not acked).
 class load_epoch {
  public:
-  load_epoch(const run_options& o, world w, int epoch)
+  load_epoch(const run_options& o, world w, int epoch, std::set<std::string> unacked_before)
       : o_(o), w_(std::move(w)), epoch_(epoch), j_(o.journal_path), s_(o.daemon.port, o.daemon.key, j_, epoch),
-        rng_(o.seed), t_(o.timings_path) {
-    if (!o.timings_path.empty()) unacked_before_ = delivered_unacked(journal::read(o.journal_path));
+        rng_(o.seed), t_(o.timings_path), unacked_before_(std::move(unacked_before)) {
     s_.on_step = [this](const char* step) { t_.mark(step, step == std::string("hello") ? s_.connector_id() : ""); };
     s_.on_delivery = [this](const delivery& d) {
       note_delivery(d.message_id);
@@ -82,19 +94,6 @@ class load_epoch {
   }
 
  private:
-  // Inbound messages pushed in an earlier epoch for which no ack was ever sent: each must come again.
-  static std::set<std::string> delivered_unacked(const std::vector<journal_entry>& entries) {
-    std::set<std::string> delivered, acked;
-    for (const auto& e : entries) {
-      if (e.kind == "deliver") delivered.insert(e.at(0));
-      else if (e.kind == "ack") acked.insert(e.at(1));
-    }
-    std::set<std::string> out;
-    for (const auto& id : delivered)
-      if (!acked.contains(id)) out.insert(id);
-    return out;
-  }
-
   void note_delivery(const std::string& id) {
     if (!seen_delivery_) {
       seen_delivery_ = true;
@@ -200,13 +199,16 @@ class load_epoch {
 }  // namespace
 
 int run_load(const run_options& o) {
-  auto w = world::from(journal::read(o.journal_path));
+  auto entries = journal::read(o.journal_path);
+  auto w = world::from(entries);
   if (w.connector_id.empty() || w.channels.empty()) {
     std::fprintf(stderr, "xconn-chaos: the journal has no setup (run setup first)\n");
     return 2;
   }
   int epoch = w.last_epoch + 1;
-  return load_epoch(o, std::move(w), epoch).run();
+  // Only the timings look at what was left unacked.
+  auto unacked = o.timings_path.empty() ? std::set<std::string>{} : delivered_unacked(entries);
+  return load_epoch(o, std::move(w), epoch, std::move(unacked)).run();
 }
 
 }  // namespace xconn::chaos

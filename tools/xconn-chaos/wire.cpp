@@ -71,6 +71,9 @@ std::unique_ptr<ws_socket> ws_socket::connect(unsigned short port, const std::st
   beast::error_code ec;
   lowest.socket().connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port), ec);
   if (ec) return nullptr;
+  // As an agent would: with Nagle on, a request written right after an ack waits for the daemon's delayed ACK
+  // (about 40 ms), which tests/failover would count as the daemon's time to reopen a channel.
+  lowest.socket().set_option(tcp::no_delay(true), ec);
   c->s_->ws.set_option(websocket::stream_base::decorator([key](websocket::request_type& req) {
     req.set(http::field::authorization, "Bearer " + key);
     req.set(http::field::sec_websocket_protocol, "xagent.connector.packet.v1");
