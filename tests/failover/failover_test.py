@@ -37,6 +37,8 @@ folder (under /tmp) is removed on success (--keep keeps it). On a failure the st
 the consoles are printed. Network only to 127.0.0.1.
 
 usage: failover_test.py --xconnd BIN --load BIN --chaos BIN --plugins DIR [--kills N] [--seed S] [--keep]
+       [--json-out FILE]
+       [--self-test]   (one failover that loses the store: passes only when the test reports it as a failure)
 """
 
 import argparse
@@ -182,10 +184,14 @@ class Daemon:
 
     def wait_ready(self, seconds=20):
         """Polls GET /readyz (no key) until 200; checks its plugins are exactly this node's set."""
+        self.not_ready = []  # the answers before the 200 (503, or None when refused)
+
         def ready():
             if self.proc.poll() is not None:
                 raise Failure("readyz", f"xconnd exited {self.proc.returncode}", self)
             status, body = http_get(self.port, "/readyz", timeout=2)
+            if status != 200:
+                self.not_ready.append(status)
             return (time.monotonic(), body) if status == 200 else None
 
         at, body = wait_for(ready, seconds, "waiting for GET /readyz 200", process=self)
@@ -291,7 +297,7 @@ def ms(seconds):
     return round(seconds * 1000.0, 1)
 
 
-def print_report(failovers, neighbours, wall):
+def print_report(failovers, neighbours, wall, json_out=None):
     print("\n=== failover: step durations (ms) ===", flush=True)
     header = f"  {'step (ms)':52s}" + "".join(f"{'#' + str(i + 1):>9s}" for i in range(len(failovers))) + \
         f"{'min':>9s}{'median':>9s}{'max':>9s}"
@@ -312,14 +318,19 @@ def print_report(failovers, neighbours, wall):
     for i, f in enumerate(failovers):
         print(f"  #{i + 1}: port {f['old_port']} -> {f['new_port']}, killed {f['kill_delay_s']:.2f} s into its "
               f"epoch; {f['channels']} channels; {f['unacked_before']} unacked before the kill, "
-              f"{f['redelivered']} redelivered in the next epoch")
+              f"{f['redelivered']} redelivered in the next epoch; /readyz answers before its 200: "
+              f"{f['readyz_before_200'] or 'none'}")
     print("=== neighbours during the kills (xconn-load, mixed) ===")
     for n in neighbours:
         print(f"  {n['node']:22s} {n['operations']:8d} ops  {n['ops_per_s']:8.1f} ops/s  errors {n['errors']}  "
               f"unanswered {n['unanswered']}  p99 {n['p99_ms']:.2f} ms  max {n['max_ms']:.2f} ms")
     print(f"=== {len(failovers)} failover(s), test wall time {wall:.1f} s ===", flush=True)
-    print("FAILOVER_JSON " + json.dumps({"failovers": failovers, "summary_ms": summary, "neighbours": neighbours,
-                                         "wall_s": round(wall, 1)}, sort_keys=True), flush=True)
+    line = json.dumps({"failovers": failovers, "summary_ms": summary, "neighbours": neighbours,
+                       "wall_s": round(wall, 1)}, sort_keys=True)
+    print("FAILOVER_JSON " + line, flush=True)
+    if json_out:
+        with open(json_out, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
 
 
 def run(args, scratch, daemons, children):
@@ -383,7 +394,8 @@ def run(args, scratch, daemons, children):
         a.kill9()
         new_store = os.path.join(a.node_dir, f"volume-{kill}", "store")
         os.makedirs(os.path.dirname(new_store))
-        os.rename(old_store, new_store)
+        # --self-test: the store is moved aside and A starts on an empty one, which the checks must catch.
+        os.rename(old_store, os.path.join(a.node_dir, f"volume-{kill}", "abandoned") if args.self_test else new_store)
         t_moved = time.monotonic()
         if os.path.exists(old_store):
             raise Failure(f"failover {kill}", f"the old store path {old_store} still exists after the move")
@@ -446,7 +458,7 @@ def run(args, scratch, daemons, children):
             "hello_to_reconnected": ms(marks["channels"][0] - marks["hello"][0]),
             "kill_to_reconnected": ms(marks["channels"][0] - t_kill),
             "hello_to_first_redelivery": None, "hello_to_all_redelivered": None, "kill_to_redelivery": None,
-            "unacked_before": None, "redelivered": None,
+            "unacked_before": None, "redelivered": None, "readyz_before_200": a.not_ready,
         }
         if "first_redelivery" in marks:
             f["hello_to_first_redelivery"] = ms(marks["first_redelivery"][0] - marks["hello"][0])
@@ -513,7 +525,13 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--budget", type=float, default=240, help="the whole run's deadline, seconds")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder even on success")
+    parser.add_argument("--json-out", help="append the FAILOVER_JSON object to this file (one line per run)")
+    parser.add_argument("--self-test", action="store_true",
+                        help="one failover that loses the store (A restarts on an empty one): passes only when the "
+                             "test catches it")
     args = parser.parse_args()
+    if args.self_test:
+        args.kills = 1
     if not 1 <= args.kills <= 20:
         parser.error("--kills: 1..20")
     if args.seed is None:
@@ -526,11 +544,15 @@ def main():
     ok = False
     try:
         failovers, neighbours = run(args, scratch, daemons, children)
-        print_report(failovers, neighbours, time.monotonic() - began)
-        ok = True
+        if args.self_test:
+            print("\nself-test FAILED: A restarted on an empty store and no check noticed", flush=True)
+        else:
+            print_report(failovers, neighbours, time.monotonic() - began, args.json_out)
+            ok = True
     except Failure as e:
-        print(f"\nFAILED at step \"{e.step}\"" + (f" (process {e.process.label()})" if e.process else "")
-              + f": {e.text}", flush=True)
+        print(f"\n{'self-test: caught as expected' if args.self_test else 'FAILED'} at step \"{e.step}\""
+              + (f" (process {e.process.label()})" if e.process else "") + f": {e.text}", flush=True)
+        ok = args.self_test
     except Exception as e:  # an unexpected error is a failure too, with the consoles
         print(f"\nFAILED: {type(e).__name__}: {e}", flush=True)
         raise
@@ -541,7 +563,7 @@ def main():
             if d.proc is not None and d.proc.poll() is None:
                 d.proc.kill()
                 d.proc.wait(timeout=5)
-        if not ok:
+        if not ok or args.self_test:
             for d in daemons:
                 if d.console:
                     print(f"--- console of {d.label()} ({d.console}), last lines:\n{tail(d.console)}", flush=True)
