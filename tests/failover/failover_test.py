@@ -28,9 +28,14 @@ What it measures (milliseconds, printed as one block at the end and as a FAILOVE
   (2) start of the new xconnd -> its "listening on HOST:PORT" line (the line's own timestamp)
   (3) -> GET /readyz answers 200 (polled every few ms)
   (4) -> the agent's hello answered with its old connector_id and every channel reopened (xconn-chaos --timings;
-         includes the driver's own start)
-  (5) -> the first message delivered in an earlier epoch and never acked pushed again
-and the total from kill -9 to (5). Min, median and max over the failovers of the run.
+         itemized: the driver's own start, connect + hello, the channel.open calls)
+  (5) the hello -> the first message delivered in an earlier epoch and never acked pushed again (from the hello,
+      not from (4)'s end: a channel's waiting messages come as soon as that channel is reopened, while the agent
+      may still be reopening others); and the hello -> the last of them pushed again
+and the totals from kill -9 to (4) and to (5). Min, median and max over the failovers of the run.
+
+--self-test restarts A on an empty store instead of the moved one and passes only when the test reports that
+as a failure (it is caught when the agent's channels cannot be reopened).
 
 Every wait has a deadline (the whole run: --budget seconds), every child is killed on every exit path, the scratch
 folder (under /tmp) is removed on success (--keep keeps it). On a failure the step, the process and the tails of
