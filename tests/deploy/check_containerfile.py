@@ -226,6 +226,13 @@ def check_deb(source, deb, deb_sources, problems):
                     wanted.add(f"/usr/lib/xconn/plugins/{plugin}.so")
     for w in sorted(wanted - files):
         problems.add(f"{name} has no {w}")
+    # The probes' routes: a package built before them would answer 401 and never be ready. The route strings
+    # are in xconnd's binary (core/app/http_routes.cpp).
+    unpacked = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], capture_output=True, check=True).stdout
+    xconnd = subprocess.run(["tar", "-xOf", "-", "./usr/bin/xconnd"], input=unpacked, capture_output=True).stdout
+    for route in ("/readyz", "/livez"):
+        if route.encode() not in xconnd:
+            problems.add(f"{name}'s xconnd does not serve {route} (built before the probes? rebuild the package)")
     control = subprocess.run(["dpkg-deb", "-I", deb, "postinst"], capture_output=True, text=True).stdout
     if "getent passwd xconn" not in control:
         problems.add(f"{name}'s postinst does not keep an existing xconn user (the image's fixed uid)")
