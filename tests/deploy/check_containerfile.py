@@ -53,7 +53,7 @@ BREAKS = [
     ("USER 10001:10001", "USER root"),
     ("USER 10001:10001", ""),
     ("--uid 10001", "--uid 10002"),
-    ("VOLUME /var/lib/xconn", "VOLUME /data"),
+    ("VOLUME /var/lib/xconn", "VOLUME /var/lib/other"),
     ("EXPOSE 8840", "EXPOSE 8080"),
     ("ca-certificates /tmp", "ca-certificates build-essential /tmp"),
     ("install -y --no-install-recommends ca-certificates /tmp/xconn_*_amd64.deb",
