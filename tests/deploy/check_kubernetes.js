@@ -337,6 +337,9 @@ function checkSet(set, objects, ctx, problem) {
   const namespace = sts.metadata.namespace;
   if (!namespace) problem("the objects have no namespace (the set's kustomization names one)");
   if (ns && ns.metadata.name !== namespace) problem(`Namespace ${ns.metadata.name} is not the objects' namespace ${namespace}`);
+  if (ns && ((ns.metadata.labels || {})["pod-security.kubernetes.io/enforce"]) !== "restricted") {
+    problem(`Namespace ${ns.metadata.name} does not enforce the restricted Pod Security Standard`);
+  }
   for (const o of objects) {
     if (!CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== namespace) problem(`${objectId(o)} is outside namespace ${namespace}`);
   }
@@ -661,6 +664,7 @@ const BREAKS = [
   ["a real-looking key in a Secret", (s) => { s.find((o) => o.kind === "Secret").data.api_key = Buffer.from("a".repeat(40)).toString("base64"); }],
   ["public_base_url not the Service", (s) => { cm(s).data["xconnd.yaml"] = cm(s).data["xconnd.yaml"].replace("svc.cluster.local", "example.org"); }],
   ["the sealing key as a symbolic link", (s) => { delete sts(s).spec.template.spec.containers[0].volumeMounts.find((m) => m.subPath === "sealing_key").subPath; }],
+  ["a namespace without Pod Security", (s) => { delete s.find((o) => o.kind === "Namespace").metadata.labels; }],
   ["a bad name", (s) => { s.find((o) => o.kind === "Service").metadata.name = "Xconnd_svc"; }],
 ];
 function sts(objects) { return objects.find((o) => o.kind === "StatefulSet"); }
