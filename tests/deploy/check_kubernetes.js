@@ -99,8 +99,8 @@ function readYaml(file) {
   return parseManifests(fs.readFileSync(file, "utf8"), file);
 }
 
-// Go's encoding/json as kustomize hashes with it: sorted keys; the hash itself need not be kustomize's, since the
-// cross-check compares names without it.
+// A content hash in kustomize's form (10 characters of a sha256), not its exact value: that changes between
+// kustomize versions, so the cross-check compares generated names without it.
 function contentHash(obj) {
   const sorted = (x) =>
     Array.isArray(x) ? x.map(sorted)
