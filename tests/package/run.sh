@@ -13,5 +13,6 @@ started=$(date +%s)
 deb=$(tools/package.sh "$@" | tail -n1)
 echo "package: $deb ($(($(date +%s) - started))s)"
 tests/package/check_package.sh "$deb"
+python3 tests/deploy/check_containerfile.py --deb "$deb"
 tests/package/chroot_install.sh "$deb"
 echo "package tests: PASS ($(($(date +%s) - started))s)"
