@@ -96,6 +96,10 @@ leases:
         with open(os.path.join(self.dir, "var", "api_key")) as k:
             self.key = k.readline().strip()
 
+    def store_bytes(self):
+        """The store file's blocks on disk (what a volume must hold), not its apparent size."""
+        return os.stat(os.path.join(self.dir, "var", "data.mdb")).st_blocks * 512
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -120,7 +124,8 @@ def load(bin_dir, server, seconds, args, ready_file=None):
     if run.returncode != 0:
         sys.exit(f"capacity: xconn-load {' '.join(args)} failed ({run.returncode}): {run.stderr[-2000:]}")
     report = json.loads(run.stdout)
-    report["server"] = {"cpu_s": cpu, "wall_s": wall, "cores_busy": cpu / wall, **server_memory(server.proc.pid)}
+    report["server"] = {"cpu_s": cpu, "wall_s": wall, "cores_busy": cpu / wall, **server_memory(server.proc.pid),
+                        "store_bytes": server.store_bytes()}
     return report
 
 
@@ -216,11 +221,14 @@ def main():
     def memory(srv):
         return f"{srv['VmHWM'] / 1048576:.0f} ({srv['RssAnon'] / 1048576:.0f} + {srv['RssFile'] / 1048576:.0f})"
 
+    def store(srv):
+        return f"{srv['store_bytes'] / 1048576:.1f}"
+
     lines = [f"# xconnd capacity, {os.cpu_count()} cores, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
              "", "tools/capacity.py: one fresh xconnd per run (echo only), xconn-load on the same machine.", "",
              "| run | rate | p99 ms | server cores busy | per server core-second | server RSS MiB: peak "
-             "(anonymous + file-backed, at the end) | errors |",
-             "|---|---|---|---|---|---|---|"]
+             "(anonymous + file-backed, at the end) | store on disk MiB | errors |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         srv = r["server"]
         if r["scenario"] == "idle":
@@ -228,14 +236,14 @@ def main():
             each = (f"{m.get('per_socket_bytes', 0):,} B per socket (with its channel)" if name == "idle-sockets"
                     else f"{m.get('per_channel_bytes', 0):,} B per channel")
             rate = f"{r['sockets']:,} sockets, {r['channels']:,} channels set up in {r['setup_s']:.1f} s; {each}"
-            lines.append(f"| {name} | {rate} | - | - | - | {memory(srv)} | {r['errors']} |")
+            lines.append(f"| {name} | {rate} | - | - | - | {memory(srv)} | {store(srv)} | {r['errors']} |")
             continue
         unit = {"inbound": "msgs/s", "outbound": "finals/s"}.get(r["scenario"], "ops/s")
         rate = f"{r['ops_per_s']:,.0f} {unit}"
         if "ceiling" in r:
             rate += f" ({100 * r['ops_per_s'] / r['ceiling']['ops_per_s']:.0f} % of ws_ceiling's {r['ceiling']['ops_per_s']:,.0f})"
         lines.append(f"| {name} | {rate} | {r['latency_ms']['p99']:.2f} | {srv['cores_busy']:.2f} | {per_core(r):,.0f} | "
-                     f"{memory(srv)} | {r['errors']} |")
+                     f"{memory(srv)} | {store(srv)} | {r['errors']} |")
     text = "\n".join(lines) + "\n"
     print(text)
     out = os.path.join(ROOT, "bench", "results")

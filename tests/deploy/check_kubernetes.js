@@ -17,7 +17,7 @@ API schema of its apiVersion and kind, and our own rules hold.
       GET /readyz and liveness GET /livez on the container port, without a key; a preStop and a grace period
       longer than it plus xconnd's own 5 s stop; the store volume (volumeClaimTemplates) mounted at store.path
       /var/lib/xconn; non-root (runAsNonRoot, the Containerfile's uid, fsGroup, no privilege escalation, read-only
-      root, capabilities dropped, seccomp RuntimeDefault); resources set; the ConfigMap's xconnd.yaml parses and
+      root, capabilities dropped, seccomp RuntimeDefault); resources as docs/scaling.md sizes them (no CPU limit); the ConfigMap's xconnd.yaml parses and
       matches the manifests (listen port, public_base_url = the Service's DNS name, store.path, plugins.dir,
       plugins.allow = the set, api_keys = ["${XCONN_API_KEY}"] from a Secret, sealing_key_file = a key mounted
       from a Secret as a plain file); a plugin is in one set only (one Telegram bot token, one poller); no secret
@@ -322,6 +322,14 @@ function containerfileUid(source) {
   return m ? Number(m[1]) : null;
 }
 
+// docs/scaling.md's sizing sentence, "requests **250m CPU and 256 MiB** (limit 1 GiB) and a **10 GiB** volume",
+// as Kubernetes quantities; null when the sentence is not there.
+function statedSizing(source) {
+  const text = fs.readFileSync(path.join(source, "docs", "scaling.md"), "utf8").replace(/\s+/g, " ");
+  const m = /requests \*\*(\d+m) CPU and (\d+) MiB\*\* \(limit (\d+) GiB\) and a \*\*(\d+) GiB\*\* volume/.exec(text);
+  return m && { cpu: m[1], memory: `${m[2]}Mi`, limit: `${m[3]}Gi`, volume: `${m[4]}Gi` };
+}
+
 // The rules for one rendered set; returns its xconnd.yaml text (for --check-config) and its plugins.
 function checkSet(set, objects, ctx, problem) {
   const byKind = (kind) => objects.filter((o) => o.kind === kind);
@@ -412,9 +420,18 @@ function checkSet(set, objects, ctx, problem) {
   if (pod.hostNetwork || pod.hostPID || pod.hostIPC) problem("the pod shares a host namespace");
 
   const res = c.resources || {};
-  if (!(res.requests && res.requests.cpu && res.requests.memory)) problem("no cpu and memory requests (placeholders sized in docs/scaling.md)");
+  if (!(res.requests && res.requests.cpu && res.requests.memory)) problem("no cpu and memory requests");
   if (!(res.limits && res.limits.memory)) problem("no memory limit");
-  if (!ctx.statefulsetText.includes("sized in docs/scaling.md")) problem("the resource placeholders do not say they are sized in docs/scaling.md");
+  if (res.limits && res.limits.cpu) problem("a CPU limit (docs/scaling.md: throttling stalls every socket of an I/O thread)");
+  // The sizes are the ones docs/scaling.md derives from its measurements, so that neither changes alone.
+  const size = ctx.sizing;
+  if (!size) problem("docs/scaling.md states no sizing (\"requests **CPU and MEMORY** (limit LIMIT) and a **SIZE** volume\")");
+  else {
+    const stated = { cpu: (res.requests || {}).cpu, memory: (res.requests || {}).memory, limit: (res.limits || {}).memory };
+    for (const k of ["cpu", "memory", "limit"]) {
+      if (stated[k] !== size[k]) problem(`resources ${k} ${stated[k]}, docs/scaling.md says ${size[k]}`);
+    }
+  }
 
   // Volumes: the store from volumeClaimTemplates, the configuration from the ConfigMap, the key from the Secret.
   const mounts = c.volumeMounts || [];
@@ -430,6 +447,7 @@ function checkSet(set, objects, ctx, problem) {
   for (const t of claims) {
     if (!((t.spec.accessModes || []).includes("ReadWriteOnce"))) problem(`claim ${t.metadata.name} is not ReadWriteOnce`);
     if (!(t.spec.resources && t.spec.resources.requests && t.spec.resources.requests.storage)) problem(`claim ${t.metadata.name} requests no storage`);
+    else if (size && t.spec.resources.requests.storage !== size.volume) problem(`claim ${t.metadata.name} requests ${t.spec.resources.requests.storage}, docs/scaling.md says ${size.volume}`);
   }
   const volumeOf = (mount) => volumes.find((v) => v.name === mount.name);
 
@@ -593,7 +611,7 @@ function checkAll(opts, mutate) {
   };
   const ctx = {
     uid: containerfileUid(opts.source),
-    statefulsetText: fs.readFileSync(path.join(opts.source, "deploy", "kubernetes", "base", "statefulset.yaml"), "utf8"),
+    sizing: statedSizing(opts.source),
   };
   if (ctx.uid === null) problemIn("Containerfile")("no `useradd --uid N` for xconn in deploy/container/Containerfile");
   if (!mutate) checkTree(opts.source, problemIn("tree"));
@@ -665,6 +683,9 @@ const BREAKS = [
   ["public_base_url not the Service", (s) => { cm(s).data["xconnd.yaml"] = cm(s).data["xconnd.yaml"].replace("svc.cluster.local", "example.org"); }],
   ["the sealing key as a symbolic link", (s) => { delete sts(s).spec.template.spec.containers[0].volumeMounts.find((m) => m.subPath === "sealing_key").subPath; }],
   ["a namespace without Pod Security", (s) => { delete s.find((o) => o.kind === "Namespace").metadata.labels; }],
+  ["a memory request not the measured one", (s) => { sts(s).spec.template.spec.containers[0].resources.requests.memory = "128Mi"; }],
+  ["a CPU limit", (s) => { sts(s).spec.template.spec.containers[0].resources.limits.cpu = "1"; }],
+  ["a volume not the sized one", (s) => { sts(s).spec.volumeClaimTemplates[0].spec.resources.requests.storage = "1Gi"; }],
   ["a bad name", (s) => { s.find((o) => o.kind === "Service").metadata.name = "Xconnd_svc"; }],
 ];
 function sts(objects) { return objects.find((o) => o.kind === "StatefulSet"); }
