@@ -21,13 +21,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from xconn_process import Deadline, http_call, stop_gently  # noqa: E402
 
 try:
     import yaml
@@ -220,17 +220,6 @@ def check_with_promtool(promtool, prom_dir, dashboard_exprs, problems):
 # --- (c) a real xconnd ------------------------------------------------------------------------------------------
 
 
-class Deadline:
-    def __init__(self, seconds):
-        self.end = time.monotonic() + seconds
-
-    def left(self):
-        return max(0.0, self.end - time.monotonic())
-
-    def passed(self):
-        return time.monotonic() >= self.end
-
-
 # The whole run's budget: every wait below is cut to what is left of it, so the script ends within about 45 s
 # plus xconnd's shutdown (at most 15 s), whatever hangs.
 RUN = Deadline(45)
@@ -291,29 +280,10 @@ class Daemon:
         return bool(self.key)
 
     def request(self, method, path, body=None, timeout=10):
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method, data=body,
-                                     headers={"Authorization": f"Bearer {self.key}"})
-        try:
-            with urllib.request.urlopen(req, timeout=within(timeout)) as answer:
-                return answer.status, answer.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode("utf-8", "replace")
-        except OSError as e:
-            return None, str(e)
+        return http_call(self.port, path, self.key, method, body, within(timeout))
 
     def stop(self):
-        """SIGTERM and the exit code; None when xconnd had exited by itself before."""
-        if self.proc.poll() is not None:
-            self.log.close()
-            return None
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        self.log.close()
-        return self.proc.returncode
+        return stop_gently(self.proc, self.log)
 
 
 def run_load(load, daemon, args, seconds, problems, what):

@@ -60,8 +60,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from xconn_process import Deadline, http_call, stop_gently  # noqa: E402
 
 
 class Failure(Exception):
@@ -70,14 +71,6 @@ class Failure(Exception):
     def __init__(self, step, text, process=None):
         super().__init__(f"{step}: {text}")
         self.step, self.text, self.process = step, text, process
-
-
-class Deadline:
-    def __init__(self, seconds):
-        self.end = time.monotonic() + seconds
-
-    def left(self):
-        return max(0.0, self.end - time.monotonic())
 
 
 RUN = Deadline(240)  # replaced in main() by --budget
@@ -100,15 +93,7 @@ def wait_for(predicate, seconds, what, step=0.003, process=None):
 
 
 def http_get(port, path, key=None, timeout=5.0):
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=within(timeout)) as answer:
-            return answer.status, answer.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8", "replace")
-    except OSError as e:
-        return None, str(e)
+    return http_call(port, path, key, timeout=within(timeout))
 
 
 def tail(path, lines=25):
@@ -216,19 +201,7 @@ class Daemon:
 
     def stop(self):
         """SIGTERM, then SIGKILL after 10 s; the exit code (None when it had exited by itself)."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is not None:
-            self.log.close()
-            return None
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        self.log.close()
-        return self.proc.returncode
+        return None if self.proc is None else stop_gently(self.proc, self.log)
 
 
 class Child:
