@@ -8,7 +8,8 @@ so that each rate comes with the server cores it used: "operations per server co
 is sized from, and it holds up better than the rate itself on a machine the load tool shares.
 
   idle-sockets     10,000 sockets after their hellos, one channel each: memory per socket
-  idle-channels    100,000 channels on 16 sockets: memory per channel
+  idle-channels    100,000 channels on 16 sockets: memory per channel; then kill -9 and a start on that store (a
+                   lost node's replacement): the time until it listens and until /readyz answers 200
   invoke           tools/echo_reverse, 64 sockets, 8 in flight each; and the same frames against bench/ws_ceiling
                    (a WebSocket echo with no protocol work, started beside it), the baseline of the same run
   inbound          durable inbound (echo_burst, acked by the agent), 16 sockets
@@ -32,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -89,12 +92,38 @@ plugins:
 leases:
   max_temporary_per_connector: 200000
 """)
-        self.console = open(os.path.join(self.dir, "console.log"), "w+")
-        self.proc = subprocess.Popen([os.path.join(bin_dir, "xconnd"), "--config", config],
-                                     stdout=self.console, stderr=subprocess.STDOUT)
-        self.port = wait_listening(self.proc, self.console.name, f"xconnd ({label})")
+        self.command = [os.path.join(bin_dir, "xconnd"), "--config", config]
+        self.starts = 0
+        self.start()
         with open(os.path.join(self.dir, "var", "api_key")) as k:
             self.key = k.readline().strip()
+
+    def start(self):
+        """Starts xconnd (again, on the same store); the seconds until it listened."""
+        self.starts += 1
+        self.console = open(os.path.join(self.dir, f"console-{self.starts}.log"), "w+")
+        began = time.monotonic()
+        self.proc = subprocess.Popen(self.command, stdout=self.console, stderr=subprocess.STDOUT)
+        self.port = wait_listening(self.proc, self.console.name, f"xconnd ({os.path.basename(self.dir)})")
+        return time.monotonic() - began
+
+    def restart_after_kill(self):
+        """kill -9 (a lost node), then a start on the same store: seconds to "listening" and to /readyz 200."""
+        self.proc.kill()
+        self.proc.wait()
+        self.console.close()
+        began = time.monotonic()
+        listening = self.start()
+        deadline = began + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=5) as answer:
+                    if answer.status == 200:
+                        return listening, time.monotonic() - began
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.005)
+        sys.exit(f"capacity: xconnd was not ready 60 s after its restart; console: {self.console.name}")
 
     def store_bytes(self):
         """The store file's blocks on disk (what a volume must hold), not its apparent size."""
@@ -171,6 +200,9 @@ def main():
             s = fresh("idle-channels")
             results["idle-channels"] = load(bin_dir, s, 1, ["--scenario", "idle", "--sockets", "16",
                                                             "--channels", "100000", "--threads", "2"])
+            listening, ready = s.restart_after_kill()
+            results["idle-channels"]["restart"] = {"listening_s": listening, "ready_s": ready,
+                                                   **server_memory(s.proc.pid)}
             s.stop()
         runs = [("invoke", ["--scenario", "invoke", "--sockets", "64", "--inflight", "8"]),
                 ("inbound", ["--scenario", "inbound", "--sockets", "16"]),
@@ -237,6 +269,11 @@ def main():
                     else f"{m.get('per_channel_bytes', 0):,} B per channel")
             rate = f"{r['sockets']:,} sockets, {r['channels']:,} channels set up in {r['setup_s']:.1f} s; {each}"
             lines.append(f"| {name} | {rate} | - | - | - | {memory(srv)} | {store(srv)} | {r['errors']} |")
+            if "restart" in r:
+                rs = r["restart"]
+                lines.append(f"| restart | kill -9, then a start on that store: listening after {rs['listening_s'] * 1000:,.0f} ms, "
+                             f"/readyz 200 after {rs['ready_s'] * 1000:,.0f} ms | - | - | - | {rs['VmRSS'] / 1048576:.0f} "
+                             f"({rs['RssAnon'] / 1048576:.0f} + {rs['RssFile'] / 1048576:.0f}) | {store(srv)} | - |")
             continue
         unit = {"inbound": "msgs/s", "outbound": "finals/s"}.get(r["scenario"], "ops/s")
         rate = f"{r['ops_per_s']:,.0f} {unit}"
