@@ -14,8 +14,9 @@ With --deb PATH, the package itself: its name and file name match the Containerf
 image and the StatefulSet rely on (xconnd, the plugins the sets allow, the configuration, a postinst that keeps
 an existing xconn user).
 
-usage: check_containerfile.py [--source ROOT] [--deb PATH] [--self-test]
-Prints what it checked and every problem; exit 1 on any problem.
+usage: check_containerfile.py [--source ROOT] [--deb PATH] [--self-test] [--steps]
+Prints what it checked and every problem; exit 1 on any problem. --steps only prints the instructions as this
+parser reads them, each as INSTRUCTION NUL ARGUMENTS NUL (tests/package/image_emulation.sh runs them).
 """
 
 import argparse
@@ -244,8 +245,14 @@ def main():
     parser.add_argument("--source", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     parser.add_argument("--deb", help="the built xconn .deb, to check against the Containerfile")
     parser.add_argument("--self-test", action="store_true", help="break the Containerfile in known ways; fail unless each is caught")
+    parser.add_argument("--steps", action="store_true", help="print the instructions, NUL-separated, and nothing else")
     args = parser.parse_args()
     source = os.path.abspath(args.source)
+    if args.steps:
+        with open(os.path.join(source, "deploy", "container", "Containerfile"), encoding="utf-8") as f:
+            for word, rest in instructions(f.read()):
+                sys.stdout.write(f"{word}\0{rest}\0")
+        return 0
     if args.self_test:
         with open(os.path.join(source, "deploy", "container", "Containerfile"), encoding="utf-8") as f:
             text = f.read()

@@ -22,130 +22,13 @@ if [ $# -ne 1 ] || [ ! -f "$1" ]; then
   echo "usage: $0 DEB" >&2
   exit 2
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "chroot_install: FAIL: needs root (debootstrap, chroot, mount)" >&2
-  exit 2
-fi
-
-# Run in private mount and PID namespaces when the host allows them: then every mount made here and every
-# process started here (the daemon too) vanish with this script, even if it is killed outright.
-if [ -z "${XCONN_CHROOT_INNER:-}" ]; then
-  if unshare --mount --pid --fork true 2>/dev/null; then
-    XCONN_CHROOT_INNER=1 exec unshare --mount --pid --fork --mount-proc --propagation private --kill-child -- "$0" "$@"
-  fi
-  echo "chroot_install: no mount or PID namespace here; cleaning up by hand only" >&2
-fi
-
+me=chroot_install
+# shellcheck source=tests/package/chroot_common.sh
+. "$(dirname "$0")/chroot_common.sh"
 deb=$(realpath "$1")
-mirror=${XCONN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-cache=${XCONN_CI_CACHE-/var/cache/xconn-ci}
-suite=bookworm
-arch=$(dpkg --print-architecture)
-started=$(date +%s)
-work=$(mktemp -d /tmp/xconn-chroot.XXXXXX)
-root="$work/root"
-daemon_pid=""
-notify_pid=""
-step_log=""  # the log of the step under way, shown when it fails
-result=""
-reason="interrupted"
-
-log() { echo "[$(($(date +%s) - started))s] $*"; }
-fail() {
-  reason="$*"
-  exit 1
-}
-# A command inside the chroot, with a clean environment (plus the host's proxy settings, if any).
-in_root=(chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8
-  DEBIAN_FRONTEND=noninteractive ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy})
-# Mount points below a folder (not the folder itself), deepest first.
-mounts_below() { findmnt -rn -o TARGET | grep -E "^$1/" | sort -r || true; }
-show_tail() { [ -f "$1" ] && tail -n "${2:-25}" "$1" | sed 's/^/    | /' || true; }
-
-cleanup() {
-  local status=$?
-  set +e
-  trap - INT TERM HUP ERR
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -KILL "$daemon_pid"
-    wait "$daemon_pid" 2>/dev/null
-  fi
-  if [ -n "$notify_pid" ]; then
-    kill "$notify_pid" 2>/dev/null
-    wait "$notify_pid" 2>/dev/null
-  fi
-  if [ "$result" != PASS ] && [ -s "$step_log" ]; then
-    echo "  last lines of ${step_log##*/}:"
-    show_tail "$step_log"
-  fi
-  local m
-  log "cleaning up"
-  for m in $(mounts_below "$work"); do umount "$m" 2>/dev/null || umount -l "$m"; done
-  if [ -n "$(mounts_below "$work")" ]; then
-    echo "  still mounted under $work, leaving it: $(mounts_below "$work" | tr '\n' ' ')"
-  elif [ "${XCONN_KEEP_CHROOT:-}" = 1 ]; then
-    echo "  kept $work"
-  else
-    # --one-file-system: never into a mount, should one have appeared since the check.
-    rm -rf --one-file-system "$work"
-    log "removed $work"
-  fi
-  local took=$(($(date +%s) - started))
-  if [ "$result" = PASS ] && [ "$status" -eq 0 ]; then
-    echo "chroot_install: PASS (${took}s)"
-  else
-    echo "chroot_install: FAIL: $reason (${took}s)"
-    [ "$status" -ne 0 ] || status=1
-  fi
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'reason="interrupted by a signal"; exit 1' INT TERM HUP
-trap 'reason="line $LINENO failed: $BASH_COMMAND"' ERR
-
-mkdir "$root"
-available_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
-if [ "${XCONN_CHROOT_TMPFS:-1}" != 0 ] && ((available_kib > 3 * 1024 * 1024)); then
-  mount -t tmpfs -o size=3g,mode=0755 xconn-chroot "$root"
-  log "the chroot lives in a tmpfs at $root"
-fi
 
 # --- a Debian 12 root --------------------------------------------------------------------------------------
-base=""
-[ -z "$cache" ] || base="$cache/$suite-minbase-$arch.tar.gz"
-if [ -n "$base" ] && [ -f "$base" ] && [ -n "$(find "$base" -mtime -7)" ]; then
-  log "unpacking the cached $suite base ($base)"
-  timeout 300 tar -C "$root" --numeric-owner -xpzf "$base" || fail "cannot unpack $base"
-else
-  log "debootstrap --variant=minbase $suite from $mirror"
-  step_log="$work/debootstrap.log"
-  timeout 1200 debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-    fail "debootstrap failed or took over 20 minutes"
-  [ -z "$(mounts_below "$root")" ] || fail "debootstrap left mounts behind: $(mounts_below "$root" | tr '\n' ' ')"
-  if [ -n "$base" ]; then
-    rm -f "$root"/var/cache/apt/archives/*.deb
-    mkdir -p "$cache"
-    if timeout 300 tar -C "$root" --numeric-owner --one-file-system -cpzf "$base.$$.tmp" . &&
-      mv "$base.$$.tmp" "$base"; then
-      log "cached the base as $base"
-    else
-      rm -f "$base.$$.tmp"
-      log "could not cache the base (going on)"
-    fi
-  fi
-fi
-echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
-cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-printf '#!/bin/sh\n# chroot_install.sh: no service starts in this chroot\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-chmod 0755 "$root/usr/sbin/policy-rc.d"
-mount -t proc proc "$root/proc"
-mount --rbind /dev "$root/dev"
-mount --make-rslave "$root/dev"
-if [ -n "$cache" ]; then
-  # The .debs apt fetches are kept for the next run.
-  mkdir -p "$cache/apt-archives/partial"
-  mount --bind "$cache/apt-archives" "$root/var/cache/apt/archives"
-fi
+chroot_base
 
 # --- install -----------------------------------------------------------------------------------------------
 name=$(basename "$deb")
@@ -184,10 +67,9 @@ timeout 300 "${in_root[@]}" sh -c "cd /tmp && apt-get install -y -q --reinstall 
 [ "$("${in_root[@]}" getent passwd xconn)" = "$passwd" ] || fail "the reinstall changed the user xconn"
 
 # --- run ---------------------------------------------------------------------------------------------------
-port_free() { python3 -c 'import socket, sys; socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null; }
 port=8840
 if ! port_free "$port"; then
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   sed -i "s|^  listen: \"127.0.0.1:8840\"|  listen: \"127.0.0.1:$port\"|" "$root/etc/xconn/xconnd.yaml"
   grep -q "^  listen: \"127.0.0.1:$port\"" "$root/etc/xconn/xconnd.yaml" || fail "cannot move the listen port to $port"
   log "127.0.0.1:8840 is taken here: the chroot's xconnd.yaml listens on $port instead"
@@ -230,7 +112,7 @@ while time.monotonic() < end:
     for line in data.decode(errors="replace").splitlines():
         print(pid, line, flush=True)'
 python3 -c "$notify_listener" "$sandbox/run/notify" >"$work/notify.log" 2>&1 &
-notify_pid=$!
+helper_pid=$!
 deadline=$(($(date +%s) + 10))
 until [ -S "$sandbox/run/notify" ]; do
   (($(date +%s) < deadline)) || fail "the NOTIFY_SOCKET listener did not start"
@@ -306,27 +188,17 @@ done
 log "sd_notify: RELOADING=1, then READY=1"
 
 log "SIGTERM"
-kill -TERM "$daemon_pid"
-deadline=$(($(date +%s) + 30))
-while kill -0 "$daemon_pid" 2>/dev/null; do
-  # A zombie (exited, not reaped yet) still answers kill -0: its state says it is gone.
-  [ "$(cut -d' ' -f3 "/proc/$daemon_pid/stat" 2>/dev/null)" != Z ] || break
-  (($(date +%s) < deadline)) || fail "xconnd did not stop within 30 s of SIGTERM"
-  sleep 0.1
-done
-rc=0
-wait "$daemon_pid" || rc=$?
-daemon_pid=""
-[ "$rc" -eq 0 ] || fail "xconnd exited with status $rc after SIGTERM"
+stop_daemon 30
+[ "$daemon_rc" -eq 0 ] || fail "xconnd exited with status $daemon_rc after SIGTERM"
 deadline=$(($(date +%s) + 5))  # the listener may print a moment after the daemon has gone
 until [ -n "$(notified STOPPING=1 "$ready_again_at")" ]; do
   (($(date +%s) < deadline)) || fail "no STOPPING=1 on NOTIFY_SOCKET from xconnd"
   sleep 0.1
 done
 log "xconnd stopped (STOPPING=1, exit status 0)"
-kill "$notify_pid" 2>/dev/null || true  # its socket keeps the sandbox's /run busy
-wait "$notify_pid" 2>/dev/null || true
-notify_pid=""
+kill "$helper_pid" 2>/dev/null || true  # its socket keeps the sandbox's /run busy
+wait "$helper_pid" 2>/dev/null || true
+helper_pid=""
 grep -E '^memory-deny-write-execute' "$work/xconnd.log" | sed 's/^/    /' || true
 for m in $(mounts_below "$work"); do
   case "$m" in "$sandbox" | "$sandbox"/* | "$root/var/lib/xconn") umount "$m" ;; esac
