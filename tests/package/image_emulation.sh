@@ -100,9 +100,10 @@ else
   cp "$root/etc/group" "$work/group.base"
 fi
 context="$work/context"
-# A build's environment: Docker's and Podman's PATH and HOME for root, nothing else (DEBIAN_FRONTEND is the
-# Containerfile's to set), plus the host's proxy settings, if any.
-build_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+# A build's environment: Docker's and Podman's PATH and HOME for root (root's home in the image's own passwd),
+# nothing else (DEBIAN_FRONTEND is the Containerfile's to set), plus the host's proxy settings, if any.
+root_home=$(awk -F: '$3 == 0 {print $6; exit}' "$root/etc/passwd" 2>/dev/null || true)
+build_env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "HOME=${root_home:-/}"
   ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy})
 # An exec-form (JSON) argument list, NUL-separated, or nothing if it is not one.
 json_list() { python3 -c 'import json, sys
