@@ -38,19 +38,6 @@ int run_setup(const run_options& o) {
 
 namespace {
 
-// Inbound messages pushed in an earlier epoch for which no ack was ever sent: each must come again.
-std::set<std::string> delivered_unacked(const std::vector<journal_entry>& entries) {
-  std::set<std::string> delivered, acked;
-  for (const auto& e : entries) {
-    if (e.kind == "deliver") delivered.insert(e.at(0));
-    else if (e.kind == "ack") acked.insert(e.at(1));
-  }
-  std::set<std::string> out;
-  for (const auto& id : delivered)
-    if (!acked.contains(id)) out.insert(id);
-  return out;
-}
-
 struct held_ack {
   delivery d;
   long long release_at;  // iteration
@@ -61,9 +48,9 @@ struct held_ack {
 // kill finds some delivered and not acked).
 class load_epoch {
  public:
-  load_epoch(const run_options& o, world w, int epoch, std::set<std::string> unacked_before)
+  load_epoch(const run_options& o, world w, int epoch)
       : o_(o), w_(std::move(w)), epoch_(epoch), j_(o.journal_path), s_(o.daemon.port, o.daemon.key, j_, epoch),
-        rng_(o.seed), t_(o.timings_path), unacked_before_(std::move(unacked_before)) {
+        rng_(o.seed), t_(o.timings_path) {
     s_.on_step = [this](const char* step) { t_.mark(step, step == std::string("hello") ? s_.connector_id() : ""); };
     s_.on_delivery = [this](const delivery& d) {
       note_delivery(d.message_id);
@@ -79,7 +66,7 @@ class load_epoch {
   int run() {
     j_.add("epoch", epoch_, {std::to_string(o_.daemon.port)});
     t_.mark("start");
-    t_.mark("unacked", std::to_string(unacked_before_.size()));
+    t_.mark("unacked", std::to_string(w_.delivered_unacked.size()));
     if (!s_.start(w_.connector_id, w_.channels)) return 0;  // killed before the channels were open
     auto until = steady::now() + std::chrono::seconds(o_.max_seconds);
     bool up = true;
@@ -89,7 +76,7 @@ class load_epoch {
       up = act();
       if (up) up = s_.pump(5ms);
     }
-    t_.mark("redelivered", std::to_string(redelivered_.size()) + " " + std::to_string(unacked_before_.size()));
+    t_.mark("redelivered", std::to_string(redelivered_.size()) + " " + std::to_string(w_.delivered_unacked.size()));
     return 0;
   }
 
@@ -99,9 +86,10 @@ class load_epoch {
       seen_delivery_ = true;
       t_.mark("first_delivery", id);
     }
-    if (!unacked_before_.contains(id) || !redelivered_.insert(id).second) return;
+    if (!w_.delivered_unacked.contains(id) || !redelivered_.insert(id).second) return;
     if (redelivered_.size() == 1) t_.mark("first_redelivery", id);
-    if (redelivered_.size() == unacked_before_.size()) t_.mark("all_redelivered", std::to_string(redelivered_.size()));
+    if (redelivered_.size() == w_.delivered_unacked.size())
+      t_.mark("all_redelivered", std::to_string(redelivered_.size()));
   }
 
   unsigned pick(unsigned n) { return std::uniform_int_distribution<unsigned>(0, n - 1)(rng_); }
@@ -191,7 +179,6 @@ class load_epoch {
   long long iteration_ = 0;
   long long serial_ = 0;
   timings t_;
-  std::set<std::string> unacked_before_;
   std::set<std::string> redelivered_;
   bool seen_delivery_ = false;
 };
@@ -199,16 +186,13 @@ class load_epoch {
 }  // namespace
 
 int run_load(const run_options& o) {
-  auto entries = journal::read(o.journal_path);
-  auto w = world::from(entries);
+  auto w = world::from(journal::read(o.journal_path));
   if (w.connector_id.empty() || w.channels.empty()) {
     std::fprintf(stderr, "xconn-chaos: the journal has no setup (run setup first)\n");
     return 2;
   }
   int epoch = w.last_epoch + 1;
-  // Only the timings look at what was left unacked.
-  auto unacked = o.timings_path.empty() ? std::set<std::string>{} : delivered_unacked(entries);
-  return load_epoch(o, std::move(w), epoch, std::move(unacked)).run();
+  return load_epoch(o, std::move(w), epoch).run();
 }
 
 }  // namespace xconn::chaos

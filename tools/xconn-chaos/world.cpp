@@ -8,6 +8,7 @@ world world::from(const std::vector<journal_entry>& entries) {
   world w;
   std::set<std::string> final_sent, final_answered, accepted, tool_sent, tool_answered;
   std::vector<std::string> final_order, tool_order;
+  std::set<std::string> acked;
   for (const auto& e : entries) {
     if (e.kind == "setup") w.connector_id = e.at(0);
     else if (e.kind == "channel") w.channels.push_back(e.at(0));
@@ -25,6 +26,10 @@ world world::from(const std::vector<journal_entry>& entries) {
       w.tool_results.emplace(e.at(0), e.at(1));
     } else if (e.kind == "tool_error") {
       tool_answered.insert(e.at(0));
+    } else if (e.kind == "deliver") {
+      w.delivered_unacked.insert(e.at(0));
+    } else if (e.kind == "ack") {
+      acked.insert(e.at(1));
     } else if (e.kind == "file") {
       if (!w.file_sha.contains(e.at(0))) w.files.push_back(e.at(0));
       w.file_sha[e.at(0)] = e.at(1);
@@ -34,6 +39,7 @@ world world::from(const std::vector<journal_entry>& entries) {
     if (!final_answered.contains(id)) w.finals_unanswered.push_back(id);
   for (const auto& k : tool_order)
     if (!tool_answered.contains(k)) w.tools_unanswered.push_back(k);
+  std::erase_if(w.delivered_unacked, [&](const std::string& id) { return acked.contains(id); });
   w.last_epoch = journal::last_epoch(entries);
   return w;
 }

@@ -5,6 +5,7 @@
 #include "journal.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct world {
   std::map<std::string, std::string> channel_of;         // final message_id or tool key -> its channel
   std::vector<std::string> files;                        // refs uploaded (201 seen)
   std::map<std::string, std::string> file_sha;           // ref -> sha256
+  std::set<std::string> delivered_unacked;               // inbound pushed, no ack ever sent: each must come again
   int last_epoch = 0;
 
   static world from(const std::vector<journal_entry>& entries);
