@@ -125,6 +125,9 @@ leases:
             time.sleep(0.005)
         sys.exit(f"capacity: xconnd was not ready 60 s after its restart; console: {self.console.name}")
 
+    def target(self):
+        return ["--server", f"127.0.0.1:{self.port}", "--key", self.key]
+
     def store_bytes(self):
         """The store file's blocks on disk (what a volume must hold), not its apparent size."""
         return os.stat(os.path.join(self.dir, "var", "data.mdb")).st_blocks * 512
@@ -140,12 +143,14 @@ leases:
         self.console.close()
 
 
-def load(bin_dir, server, seconds, args, ready_file=None):
+def load_command(bin_dir, target, seconds, args):
+    """xconn-load against target (["--server", ADDRESS, "--key", KEY] or ["--ceiling", ADDRESS]), JSON report."""
+    return [os.path.join(bin_dir, "xconn-load"), *target, "--json", "--no-progress", "--duration", str(seconds), *args]
+
+
+def load(bin_dir, server, seconds, args):
     """One xconn-load run with the server's CPU and memory around it; returns the merged report."""
-    cmd = [os.path.join(bin_dir, "xconn-load"), "--server", f"127.0.0.1:{server.port}", "--key", server.key,
-           "--json", "--no-progress", "--duration", str(seconds), "--server-pid", str(server.proc.pid)] + args
-    if ready_file:
-        cmd += ["--ready-file", ready_file]
+    cmd = load_command(bin_dir, server.target(), seconds, ["--server-pid", str(server.proc.pid), *args])
     cpu_before, wall_before = server_cpu_seconds(server.proc.pid), time.monotonic()
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 300)
     cpu = server_cpu_seconds(server.proc.pid) - cpu_before
@@ -220,9 +225,9 @@ def main():
                                             "--threads", str(os.cpu_count() or 2)], stdout=c, stderr=subprocess.STDOUT)
             try:
                 port = wait_listening(ceiling, console, "ws_ceiling")
-                run = subprocess.run([os.path.join(bin_dir, "xconn-load"), "--ceiling", f"127.0.0.1:{port}", "--json",
-                                      "--no-progress", "--duration", str(o.seconds), "--sockets", "64", "--inflight",
-                                      "8"], capture_output=True, text=True, timeout=o.seconds + 120, check=True)
+                run = subprocess.run(load_command(bin_dir, ["--ceiling", f"127.0.0.1:{port}"], o.seconds,
+                                                  ["--sockets", "64", "--inflight", "8"]),
+                                     capture_output=True, text=True, timeout=o.seconds + 120, check=True)
                 results["invoke"]["ceiling"] = json.loads(run.stdout)
             finally:
                 ceiling.kill()
@@ -230,9 +235,9 @@ def main():
         if wanted("resident"):
             s = fresh("resident")
             ready = os.path.join(work, "resident.ready")
-            idle_cmd = [os.path.join(bin_dir, "xconn-load"), "--server", f"127.0.0.1:{s.port}", "--key", s.key,
-                        "--json", "--no-progress", "--scenario", "idle", "--sockets", "2000", "--channels", "20000",
-                        "--threads", "2", "--duration", str(o.seconds + 30), "--ready-file", ready]
+            idle_cmd = load_command(bin_dir, s.target(), o.seconds + 30,
+                                    ["--scenario", "idle", "--sockets", "2000", "--channels", "20000", "--threads", "2",
+                                     "--ready-file", ready])
             idle = subprocess.Popen(idle_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             deadline = time.monotonic() + 120
             while not os.path.exists(ready) and idle.poll() is None and time.monotonic() < deadline:
