@@ -450,10 +450,10 @@ def run(args, scratch, daemons, children):
     if load.wait(args.last_epoch_seconds + 30, "the last xconn-chaos load epoch") != 0:
         raise Failure("last epoch", f"xconn-chaos load exit {load.proc.returncode}: {tail(load.err_path, 10)}", a)
     for f, path in pending_list:
-        counts = read_timings(path).get("redelivered", (0, ""))[1].split()
+        marks = read_timings(path)
+        counts = marks.get("redelivered", (0, ""))[1].split()
         if len(counts) == 2:
             f["redelivered"], f["unacked_before"] = int(counts[0]), int(counts[1])
-        marks = read_timings(path)
         if "all_redelivered" in marks:
             f["hello_to_all_redelivered"] = ms(marks["all_redelivered"][0] - marks["hello"][0])
     verify = chaos("verify", a.port)
