@@ -37,6 +37,12 @@ boost::system::result<std::string, std::string> read_or_create_secret_file(const
     ::close(fd);
     return failed(file.string() + " is not a plain file");
   }
+  // A second name reaches the same inode: whoever made it could read the key there, and tightening the mode would
+  // change that other file too.
+  if (st.st_nlink > 1) {
+    ::close(fd);
+    return failed(file.string() + " has other hard links; a key file must have only its own name");
+  }
   if ((st.st_mode & 077) != 0) ::fchmod(fd, 0600);
   constexpr std::size_t max_size = 64 * 1024;  // a key is far smaller; nothing else is read whole
   std::string secret(max_size + 1, '\0');

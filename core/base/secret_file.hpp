@@ -1,6 +1,6 @@
 // A small secret kept in a file of its own (the API key, the sealing key): created once with O_EXCL and mode 0600,
-// read back on every start, its mode tightened if someone loosened it. A symbolic link, or anything but a plain
-// file, is refused and left as it is.
+// read back on every start, its mode tightened if someone loosened it. A symbolic link, a file with other hard links,
+// or anything but a plain file, is refused and left as it is.
 #pragma once
 
 #include <boost/system/result.hpp>

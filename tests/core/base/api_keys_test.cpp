@@ -181,5 +181,31 @@ TEST(ApiKeys, AKeyFileThatIsALinkOrNotAPlainFileIsRefusedAndLeftAlone) {
   EXPECT_NE(fifo.error().find("not a plain file"), std::string::npos) << fifo.error();
 }
 
+// {store}/api_key given a second name by a hard link (the other name 0644, readable by anyone): refused, naming the
+// file but not the key, and neither name's mode changed. Once the other name is gone the same file is taken.
+TEST(ApiKeys, AKeyFileWithAnotherHardLinkIsRefusedAndLeftAlone) {
+  xconn::test::temp_dir dir;
+  auto store = dir.path() / "store";
+  fs::create_directories(store);
+  const std::string secret = "xck_linked_key_0123456789abcdef0123456789";
+  auto other = dir.path() / "world_readable";
+  xconn::test::write_file(other, secret);
+  ::chmod(other.c_str(), 0644);
+  fs::create_hard_link(other, store / "api_key");
+  auto loaded = api_keys::load({}, store.string());
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().find("has other hard links"), std::string::npos) << loaded.error();
+  EXPECT_NE(loaded.error().find((store / "api_key").string()), std::string::npos) << loaded.error();
+  EXPECT_EQ(loaded.error().find("linked_key"), std::string::npos) << "the key is never quoted";
+  EXPECT_EQ(mode_of(other), 0644u) << "the other name's mode was not changed";
+  EXPECT_EQ(xconn::test::read_file(store / "api_key"), secret);
+
+  fs::remove(other);
+  auto alone = load_ok({}, store.string());
+  ASSERT_EQ(alone.keys().size(), 1u);
+  EXPECT_EQ(alone.keys()[0], secret);
+  EXPECT_EQ(mode_of(store / "api_key"), 0600u);
+}
+
 }  // namespace
 }  // namespace xconn

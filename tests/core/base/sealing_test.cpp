@@ -61,5 +61,27 @@ TEST(Sealer, ADamagedKeyFileIsRefusedWithoutQuotingIt) {
   }
 }
 
+// store.sealing_key_file with a second name (a hard link elsewhere, mode 0644): refused without quoting the key, and
+// the other name keeps its mode.
+TEST(Sealer, AKeyFileWithAnotherHardLinkIsRefusedAndLeftAlone) {
+  test::temp_dir dir;
+  auto file = dir.path() / "sealing_key";
+  const std::string key(64, 'c');
+  auto other = dir.path() / "copy_elsewhere";
+  test::write_file(other, key);
+  ::chmod(other.c_str(), 0644);
+  std::filesystem::create_hard_link(other, file);
+  auto s = sealer::load(file.string());
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("has other hard links"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find(file.string()), std::string::npos) << s.error();
+  EXPECT_EQ(s.error().find(key), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat(other.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  std::filesystem::remove(other);
+  EXPECT_TRUE(sealer::load(file.string()));
+}
+
 }  // namespace
 }  // namespace xconn
