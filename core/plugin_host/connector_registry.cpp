@@ -1,6 +1,7 @@
 #include "core/plugin_host/connector_registry.hpp"
 
 #include "core/base/ids.hpp"
+#include "core/plugin_host/start_crash_records.hpp"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -24,6 +25,19 @@ plugin_generation::health_listener health_of(const std::shared_ptr<connector>& c
 std::string start_failure(const call_result& started) {
   return "start failed: " + (started.code.empty() ? std::string("error") : started.code) +
          (started.thrown ? " (threw: " + started.message + ")" : "");
+}
+
+// A generation's start with its marker in the cache until it returns: a crash meanwhile is remembered at the next
+// start-up and refuses this build from then on. The marker's folder is synced when it goes out of scope: the
+// caller keeps it until a reload's pause is over.
+call_result start_marked(plugin_generation& g, start_marker& marker) {
+  auto started = g.start(connector_registry::start_limit);
+  marker.returned();
+  return started;
+}
+
+start_marker marker_for(const plugin_generation& g, const std::filesystem::path& cache_dir) {
+  return start_marker(cache_dir, g.library().sha256, g.id(), g.library().file);
 }
 
 }  // namespace
@@ -155,7 +169,8 @@ void connector_registry::add(const std::filesystem::path& file) {
   if (hooks_.health_changed)
     conn->on_health_change([listener = hooks_.health_changed, id](health_state h) { listener(id, h); });
   conn->install(*g);
-  auto started = (*g)->start(start_limit);
+  auto marker = marker_for(**g, cache_dir_);
+  auto started = start_marked(**g, marker);
   if (!started.ok) {
     (*g)->stop(stop_limit);
     return refuse(file, start_failure(started));
@@ -209,7 +224,8 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
     spdlog::warn("plugin {}: {} calls of generation {} still running at its stop", id, still_running, old->number());
   if (auto stopped = old->stop(stop_limit); !stopped.ok)
     spdlog::warn("plugin {} generation {} stop: {}", id, old->number(), stopped.code);
-  auto started = (*next)->start(start_limit);
+  auto marker = marker_for(**next, cache_dir_);
+  auto started = start_marked(**next, marker);
   if (started.ok) {
     clear_refusal(id);
     if (&section != &section_of(id)) sections_[id] = section;
@@ -230,7 +246,11 @@ void connector_registry::replace(const std::shared_ptr<connector>& conn, const s
   std::string error;
   call_result restarted;
   restarted.code = "create_failed";
-  if (again->create(error)) restarted = again->start(start_limit);
+  std::optional<start_marker> again_marker;
+  if (again->create(error)) {
+    again_marker.emplace(cache_dir_, again->library().sha256, again->id(), again->library().file);
+    restarted = start_marked(*again, *again_marker);
+  }
   if (!restarted.ok) {
     spdlog::error("plugin {}: generation {} did not start again ({}); it is down", id, old->number(), restarted.code);
     again->report_health(health_state::down, "restart_failed");
@@ -258,6 +278,8 @@ void connector_registry::remove(const std::shared_ptr<connector>& conn) {
 }
 
 void connector_registry::load_all() {
+  // Before any start: a marker the last run left names the build that killed it.
+  collect_start_markers(cache_dir_);
   for (const auto& file : candidates().value_or(std::vector<std::filesystem::path>{})) {
     if (find(file.stem().string())) continue;
     add(file);

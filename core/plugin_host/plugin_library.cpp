@@ -1,12 +1,18 @@
 #include "core/plugin_host/plugin_library.hpp"
 
 #include "core/base/crypto.hpp"
+#include "core/plugin_host/elf_check.hpp"
+#include "core/plugin_host/start_crash_records.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 namespace xconn {
 
@@ -22,6 +28,21 @@ std::optional<std::string> file_sha256(const std::filesystem::path& file) {
 }
 
 namespace {
+
+// Written and synced before the rename that names it, so the cache never holds a name over missing bytes.
+bool write_file_durably(const std::filesystem::path& path, const std::string& bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  bool ok = done == bytes.size() && ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
+}
 
 const char* missing_required_hook(const xconn_plugin_api& t) {
   if (!t.xconn_plugin_on_validate_config) return "on_validate_config";
@@ -55,19 +76,25 @@ boost::system::result<std::shared_ptr<plugin_library>, std::string> load_plugin_
     const std::filesystem::path& file, const std::filesystem::path& cache_dir) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::string("cannot read the file");
-  std::stringstream bytes;
-  bytes << in.rdbuf();
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) return std::string("cannot read the file");
   auto out = std::make_shared<plugin_library>();
   out->file = file;
-  out->sha256 = sha256_hex(bytes.str());
+  out->sha256 = sha256_hex(bytes);
+  if (auto crashed = crashed_start_refusal(cache_dir, out->sha256); !crashed.empty()) return crashed;
+  // dlopen maps and touches segments past the end of a cut-short file: SIGBUS, not an error. Checked first.
+  if (auto bad = elf_layout_error(bytes); !bad.empty()) return "not a loadable shared library: " + bad;
 
   std::error_code ec;
   std::filesystem::create_directories(cache_dir, ec);
   auto cached = cache_dir / (out->sha256 + ".so");
-  if (!std::filesystem::exists(cached, ec)) {
+  // The copy holds the very bytes hashed and checked (the file may change meanwhile). One of another size was cut
+  // by a crash before it reached the disk: written again.
+  auto cached_size = std::filesystem::file_size(cached, ec);
+  if (ec || cached_size != bytes.size()) {
     auto partial = cache_dir / (out->sha256 + ".so.part");
-    std::filesystem::copy_file(file, partial, std::filesystem::copy_options::overwrite_existing, ec);
-    if (!ec) std::filesystem::rename(partial, cached, ec);
+    if (!write_file_durably(partial, bytes)) return "cannot write into " + cache_dir.string();
+    std::filesystem::rename(partial, cached, ec);
     if (ec) return "cannot copy into " + cache_dir.string() + ": " + ec.message();
   }
 

@@ -30,7 +30,9 @@ struct plugin_library {
 // The sha256 of a file's bytes (hex), or nothing when it cannot be read.
 std::optional<std::string> file_sha256(const std::filesystem::path& file);
 
-// Copies file to cache_dir/<sha256>.so (a new build never aliases one already loaded), opens it
+// Refuses a build recorded as having crashed the process in its start (start_crash_records.hpp) and a file whose
+// ELF layout does not lie inside it (elf_check.hpp: dlopen would die of SIGBUS), then writes the bytes it hashed to
+// cache_dir/<sha256>.so (a new build never aliases one already loaded), opens it
 // RTLD_LOCAL|RTLD_NOW, calls its entry with this host's API major and checks the table (same major, at least a
 // 1.0 table, every Required hook, the Optional hooks its manifest's features need), the manifest and that the
 // manifest id equals the file name. The error is one line fit for the log.
