@@ -7,7 +7,9 @@
 #include "telegram_config.hpp"
 #include "telegram_json.hpp"
 #include "telegram_text.hpp"
+#include "telegram_offset.hpp"
 #include "telegram_updates.hpp"
+#include "kit/emit_refusal.hpp"
 #include "kit/guarded_spawn.hpp"
 
 #include <xconn/plugin.hpp>
@@ -316,8 +318,11 @@ class telegram_plugin final : public xconn::sdk::plugin {
     });
     if (!kept.ok) co_return done.fail({"store_failed", "the binding could not be kept", true});
     bind({channel, token, token_key(token), chat_id});
-    json::object binding{{"display_name", title.empty() ? chat_id : title},
-                         {"account_hint", "@" + username + " / chat " + masked_chat_id(chat_id)}};
+    // A title of 128 CJK characters is 384 bytes: cut to the host's bound, or the sign-in would be refused.
+    title = xconn::kit::emit_display_field(title.empty() ? chat_id : title);
+    json::object binding{{"display_name", title},
+                         {"account_hint", xconn::kit::emit_display_field("@" + username + " / chat " +
+                                                                          masked_chat_id(chat_id))}};
     done.ok(json::serialize(json::object{{"status", "authenticated"}, {"binding", std::move(binding)}}));
   }
 
@@ -632,8 +637,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
 
   awaitable<void> poll(std::shared_ptr<poller> p) {
     const std::string cursor_key = "offset/" + p->key;
-    long long offset = 0;
-    if (auto kept = host_.kv_get(cursor_key)) offset = std::stoll(*kept);
+    auto offset = update_offset::from_kept(host_.kv_get(cursor_key).value_or(""));
     bool degraded = false;
     auto set_health = [&](bool bad, const char* code) {
       if (bad == degraded) return;
@@ -641,7 +645,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       host_.report_health(bad ? XCONN_HEALTH_DEGRADED : XCONN_HEALTH_HEALTHY, bad ? code : "");
     };
     while (!p->stopping) {
-      json::object params{{"offset", offset}, {"timeout", settings_.poll_timeout_s},
+      json::object params{{"offset", offset.next()}, {"timeout", settings_.poll_timeout_s},
                           {"allowed_updates", json::array{"message", "channel_post"}}};
       auto r = co_await call(p->token, "getUpdates", params, std::chrono::seconds(settings_.poll_timeout_s + 10));
       if (p->stopping) break;
@@ -675,14 +679,17 @@ class telegram_plugin final : public xconn::sdk::plugin {
       // The page's messages are emitted together (the host commits them in order, group-committed), the offset
       // riding with the last of them: durable exactly when they all are.
       std::vector<page_emit> emits;
-      long long page_next = offset;
+      auto page_next = offset;
+      std::optional<long long> page_first;  // the page's first update not handled before
       for (const auto& u : r.result.as_array()) {
         if (!u.is_object()) continue;
         const auto& update = u.as_object();
         auto* id = update.if_contains("update_id");
         if (!id || !id->is_int64()) continue;
         long long first = id->as_int64();
-        page_next = first + 1;
+        if (page_next.handled(first)) continue;
+        if (!page_first) page_first = first;
+        page_next = page_next.after(first);
         const json::value* m = update.if_contains("message");
         if (!m) m = update.if_contains("channel_post");
         auto emit = m && m->is_object() ? emit_of(m->as_object()) : std::nullopt;
@@ -709,14 +716,19 @@ class telegram_plugin final : public xconn::sdk::plugin {
           emits.push_back({channel, json::serialize(message), first, false});
         }
       }
-      if (page_next == offset) continue;
-      auto failed = co_await emit_page(std::move(emits), cursor_key, page_next);
+      if (!page_first) {
+        // Only repeats (the saturated INT64_MAX, which no offset confirms): not a busy loop of polls answered at once.
+        if (!r.result.as_array().empty()) co_await pause(1s);
+        continue;
+      }
+      auto failed = co_await emit_page(std::move(emits), cursor_key, page_next.kept(), *page_first);
       if (failed) {
         // Telegram keeps what the next poll has not confirmed: ask again from the first message not stored.
+        auto rewound = update_offset::rewound_to(*failed);
         co_await host_call<xconn::sdk::kv_result>([&](auto resume) {
-          host_.kv_write(kv_batch().put(cursor_key, std::to_string(*failed)), std::move(resume));
+          host_.kv_write(kv_batch().put(cursor_key, rewound.kept()), std::move(resume));
         });
-        offset = *failed;
+        offset = rewound;
         co_await pause(1s);
         continue;
       }
@@ -732,13 +744,11 @@ class telegram_plugin final : public xconn::sdk::plugin {
   };
 
   // Emits a page's messages without waiting between them, the cursor (next) with the last; waits for them all. The
-  // update id of the first message that was not stored, or nullopt when all were.
-  awaitable<std::optional<long long>> emit_page(std::vector<page_emit> emits, std::string cursor_key, long long next) {
-    auto cursor = kv_batch().put(cursor_key, std::to_string(next));
-    if (emits.empty()) {
-      auto kept = co_await host_call<xconn::sdk::kv_result>([&](auto resume) { host_.kv_write(cursor, std::move(resume)); });
-      co_return kept.ok ? std::nullopt : std::optional(next - 1);
-    }
+  // update id to ask again from (the first message not stored, first when the cursor alone was not), or nullopt.
+  awaitable<std::optional<long long>> emit_page(std::vector<page_emit> emits, std::string cursor_key, std::string next,
+                                                long long first) {
+    auto cursor = kv_batch().put(cursor_key, next);
+    if (emits.empty()) co_return (co_await keep(cursor)) ? std::nullopt : std::optional(first);
     using results = std::vector<xconn::sdk::emit_result>;
     auto all = co_await host_call<results>([&](auto resume) {
       struct gather {
@@ -760,14 +770,34 @@ class telegram_plugin final : public xconn::sdk::plugin {
       }
     });
     for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i].ok || all[i].failure.code == "channel_not_found") continue;
+      if (all[i].ok) continue;
+      const auto& code = all[i].failure.code;
+      if (xconn::kit::emit_refused_for_good(code)) {
+        // Asking for it again would bring the same refusal every second, forever: it is skipped, and the host's
+        // `error` event has recorded it. The host's reason names the field, never the text.
+        if (code == "invalid_message") {
+          host_.count("updates_refused");
+          host_.log(XCONN_LOG_WARN, "telegram: update " + std::to_string(emits[i].update_id) +
+                                        " was refused by the host and is skipped (" + all[i].failure.message + ")");
+        }
+        continue;
+      }
       if (emits[i].context) {
         host_.log(XCONN_LOG_WARN, "telegram: a quoted message was not kept as context");
         continue;
       }
+      host_.log(XCONN_LOG_WARN, "telegram: update " + std::to_string(emits[i].update_id) + " was not stored (" + code +
+                                    "); asked for again");
       co_return emits[i].update_id;
     }
+    // The cursor rode with the last emit: refused with it, it is kept on its own.
+    if (!all.back().ok && !(co_await keep(cursor))) co_return emits.back().update_id;
     co_return std::nullopt;
+  }
+
+  awaitable<bool> keep(kv_batch batch) {
+    auto kept = co_await host_call<xconn::sdk::kv_result>([&](auto resume) { host_.kv_write(batch, std::move(resume)); });
+    co_return kept.ok;
   }
 
   xconn::sdk::host host_;

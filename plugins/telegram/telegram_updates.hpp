@@ -4,6 +4,7 @@
 
 #include "telegram_json.hpp"
 #include "telegram_text.hpp"
+#include "kit/utf8_bound.hpp"
 
 #include <boost/json.hpp>
 
@@ -36,6 +37,8 @@ inline std::optional<media> media_of(const boost::json::object& m) {
   return std::nullopt;
 }
 
+inline constexpr long long max_date_s = (1LL << 53) / 1000;  // the host takes `at` up to 2^53 ms
+
 // An update's message as an emit; nullopt when it carries nothing this build forwards.
 inline std::optional<boost::json::object> emit_of(const boost::json::object& m) {
   auto text = string_at(m, "text");
@@ -51,12 +54,17 @@ inline std::optional<boost::json::object> emit_of(const boost::json::object& m) 
   if (auto* from = m.if_contains("from"); from && from->is_object()) {
     const auto& f = from->as_object();
     emit["sender_id"] = id_text(f.if_contains("id"));
-    emit["sender_name"] = display_name(string_at(f, "first_name"), string_at(f, "last_name"), string_at(f, "username"));
+    // A name of 64 + 64 characters is up to 513 bytes: cut to the host's bound rather than have the message refused.
+    emit["sender_name"] = xconn::kit::emit_display_field(
+        display_name(string_at(f, "first_name"), string_at(f, "last_name"), string_at(f, "username")));
   } else {
     emit["sender_id"] = chat_id;
-    emit["sender_name"] = string_at(chat->as_object(), "title");
+    emit["sender_name"] = xconn::kit::emit_display_field(string_at(chat->as_object(), "title"));
   }
-  if (auto* date = m.if_contains("date"); date && date->is_int64()) emit["at"] = date->as_int64() * 1000;
+  // Unix seconds as the host's milliseconds, only when in its range (and * 1000 cannot overflow).
+  if (auto* date = m.if_contains("date"); date && date->is_int64() && date->as_int64() >= 0 &&
+                                          date->as_int64() <= max_date_s)
+    emit["at"] = date->as_int64() * 1000;
   return emit;
 }
 
