@@ -13,8 +13,12 @@ class disk_reserve {
   disk_reserve(std::string path, std::uint64_t bytes) : path_(std::move(path)), bytes_(bytes) {}
 
   // Allocates the whole reserve (real blocks, not a sparse file); false, leaving no partial file, when the disk
-  // has not that much free. True at once when it is already held or its size is 0.
+  // has not that much free. True at once when it is already held or its size is 0. False too when the path holds
+  // something else than a regular file (a FIFO, a socket, a device, a folder, a symbolic link) or cannot be opened;
+  // then error() says so, and that file is left in place.
   bool take();
+  // Why the last take() failed other than for space; empty when it was space (or it did not fail).
+  const std::string& error() const { return error_; }
   // Deletes the file: its blocks are free for the store.
   void release();
   bool held() const { return held_; }
@@ -24,6 +28,7 @@ class disk_reserve {
   std::string path_;
   std::uint64_t bytes_;
   bool held_ = false;
+  std::string error_;
 };
 
 }  // namespace xconn

@@ -1,4 +1,5 @@
 #include "core/store/store.hpp"
+#include "core/store/data_file_check.hpp"
 #include "core/store/disk_reserve.hpp"
 #include "core/base/histogram.hpp"
 #include "core/base/thread_name.hpp"
@@ -321,28 +322,20 @@ boost::system::result<std::unique_ptr<store>, std::string> store::open(const sto
   if ((rc = mdb_env_set_maxdbs(p->env, 64)) != MDB_SUCCESS ||
       (rc = mdb_env_set_mapsize(p->env, static_cast<size_t>(options.map_size_bytes))) != MDB_SUCCESS)
     return fail(mdb_strerror(rc));
+  // Before LMDB maps the file: a reachable page past its end would end the process with SIGBUS at the first read
+  // (data_file_check.hpp); a sparse tail of free pages is filled in.
+  if (auto data = prepare_data_file((std::filesystem::path(options.path) / "data.mdb").string()); !data)
+    return fail(data.error());
   // MDB_NOTLS: read transactions are tied to the txn object, not the thread, so any thread may read.
   if ((rc = mdb_env_open(p->env, options.path.c_str(), MDB_NOTLS, 0600)) != MDB_SUCCESS)
     return fail(mdb_strerror(rc));  // ~impl closes the env, as mdb_env_open requires on failure
-  // A data file cut short (a copy that stopped, a disk that filled) is mapped past its end, and the first read there
-  // kills the process with SIGBUS: the file must hold every page its meta page counts before anything reads one.
-  MDB_envinfo info{};
-  MDB_stat page{};
-  struct stat file {};
-  auto data_file = std::filesystem::path(options.path) / "data.mdb";
-  if (mdb_env_info(p->env, &info) == MDB_SUCCESS && mdb_env_stat(p->env, &page) == MDB_SUCCESS &&
-      ::stat(data_file.c_str(), &file) == 0) {
-    auto needed = (static_cast<std::uint64_t>(info.me_last_pgno) + 1) * page.ms_psize;
-    if (static_cast<std::uint64_t>(file.st_size) < needed)
-      return fail("data.mdb holds " + std::to_string(file.st_size) + " bytes but its pages need " +
-                  std::to_string(needed) + ": the file was cut short (restore it from a backup)");
-  }
   p->max_key_bytes = static_cast<std::size_t>(mdb_env_get_maxkeysize(p->env));
   p->path = options.path;
   if (options.reserve_bytes) {
     p->reserve = std::make_unique<disk_reserve>(options.path + "/reserve", options.reserve_bytes);
     // Started on a full disk: delete-only from the first write.
     if (!p->reserve->take()) p->delete_only = true;
+    if (!p->reserve->error().empty()) return fail(p->reserve->error());
     if (p->delete_only)
       spdlog::error("store: cannot reserve {} MiB beside the store: the disk is full; the store only deletes until "
                     "that much is free", options.reserve_bytes >> 20);
