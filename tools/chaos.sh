@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Crash chaos: mixed load against xconnd (inbound bursts with acks, finals, side-effect tools, uploads) and a
-# kill -9 of the daemon at a random moment, N times (default 50), restarting it each time; then one more start
+# Crash chaos: mixed load against xconnd (inbound bursts with acks, finals, side-effect tools, uploads, a third of
+# them past files.max_bytes) and a kill -9 of the daemon at a random moment, N times (default 50; every fourth a
+# clean stop, SIGTERM, instead), restarting it each time; every start must come up (an upload refused past the
+# limit leaves free pages unwritten past the end of data.mdb, which a start once refused); then one more start
 # and the check of what the host promises (tools/xconn-chaos verify): no inbound answered 202 lost, none
 # delivered again once its ack was known durable, every unacked one delivered again, a final accepted once per
 # message_id (a repeat answers duplicate), a side-effect tool answered from its record on a repeat, every
@@ -41,6 +43,7 @@ trap cleanup EXIT
 
 mkdir -p "$work/plugins"
 cp "$build/plugins/echo.so" "$work/plugins/"
+max_bytes=1048576
 key="xck_chaos_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 (umask 077 && printf '%s\n' "$key" > "$work/api_key")
 cat > "$work/xconnd.yaml" << YAML
@@ -50,6 +53,8 @@ server:
 store:
   path: "$work/store"
   map_size_bytes: 67108864
+files:
+  max_bytes: $max_bytes
 plugins:
   dir: "$work/plugins"
   watch: false
@@ -77,18 +82,37 @@ start_daemon() {  # starts xconnd and waits (20 s at most) for its "listening on
   exit 1
 }
 
+stops=0
+stop_daemon() {  # SIGTERM, and 20 s at most for a clean exit
+  stops=$((stops + 1))
+  kill -TERM "$daemon_pid"
+  for _ in $(seq 1 400); do
+    kill -0 "$daemon_pid" 2> /dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$daemon_pid" 2> /dev/null; then
+    echo "chaos: VIOLATION xconnd did not stop within 20 s of SIGTERM (start $starts)" >&2
+    exit 1
+  fi
+  wait "$daemon_pid" 2> /dev/null || true
+}
+
 start_daemon
 "${driver[@]}" setup --port "$port" --key-file "$work/api_key" --journal "$journal" --channels 4
 
 for ((i = 1; i <= kills; i++)); do
   ((i == 1)) || start_daemon
   timeout 60 "${driver[@]}" load --port "$port" --key-file "$work/api_key" --journal "$journal" \
-    --seed "$RANDOM$RANDOM" --seconds 30 &
+    --seed "$RANDOM$RANDOM" --seconds 30 --max-bytes "$max_bytes" &
   load_pid=$!
   delay_ms=$((50 + RANDOM % 2450))
   sleep "$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))"
-  kill -9 "$daemon_pid"
-  wait "$daemon_pid" 2> /dev/null || true
+  if ((i % 4 == 0)); then
+    stop_daemon
+  else
+    kill -9 "$daemon_pid"
+    wait "$daemon_pid" 2> /dev/null || true
+  fi
   daemon_pid=""
   # The driver sees its socket and its HTTP calls fail and ends its epoch (timeout bounds it all the same).
   if ! wait "$load_pid"; then
@@ -106,5 +130,8 @@ rc=0
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" || { echo "chaos: xconnd did not stop cleanly after the verification" >&2; rc=1; }
 daemon_pid=""
+over_limit=$(grep -c '^over_limit' "$journal" || true)
+echo "chaos: $starts starts ($((kills - stops)) after kill -9, $stops after a clean stop), every one came up;" \
+  "$over_limit uploads past files.max_bytes"
 echo "chaos: $kills kills, $((SECONDS - started)) s in all, $([ $rc -eq 0 ] && echo "no violation" || echo "VIOLATIONS")"
 exit $rc

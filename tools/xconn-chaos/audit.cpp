@@ -9,7 +9,7 @@ namespace xconn::chaos {
 
 long long audit_report::violations() const {
   return lost + redelivered_after_ack + (unacked - unacked_redelivered) + (drained ? 0 : 1) + accepted_twice +
-         repeat_not_duplicate + rerun + files_bad + expiry_reset;
+         repeat_not_duplicate + rerun + files_bad + expiry_reset + over_limit_accepted;
 }
 
 namespace {
@@ -139,6 +139,14 @@ audit_report audit(const std::vector<journal_entry>& entries, int verify_epoch) 
         ++r.files_bad;
         problem("file " + e.at(0) + " answered " + e.at(1) + " with sha256 " + e.at(2) + ", uploaded " + it->second);
       }
+    } else if (e.kind == "over_limit") {
+      ++r.over_limit;
+      if (e.at(0) == "413") {
+        ++r.over_limit_refused;
+      } else if (e.at(0) == "201") {
+        ++r.over_limit_accepted;
+        problem("an upload past files.max_bytes was accepted as " + e.at(1) + " in epoch " + std::to_string(e.epoch));
+      }
     } else if (e.kind == "health") {
       r.health_expired = std::stoll(e.at(0));
       r.health_evicted = std::stoll(e.at(1));
@@ -187,13 +195,13 @@ void print(const audit_report& r) {
       "(server: expired=%lld evicted=%lld rejected=%lld)\n"
       "finals=%lld accepted=%lld duplicates_answered=%lld accepted_twice=%lld repeat_not_duplicate=%lld other=%lld\n"
       "tools=%lld repeats=%lld rerun=%lld errors=%lld\n"
-      "files=%lld intact=%lld bad=%lld\n"
+      "files=%lld intact=%lld bad=%lld over_limit=%lld (refused 413: %lld, accepted: %lld)\n"
       "expiry checked=%lld expiry_reset=%lld\n",
       r.epochs, r.injected, r.delivered, r.deliveries, r.acked, r.confirmed, r.lost, r.redelivered_after_ack,
       r.unacked_redelivered, r.unacked, r.redelivered_unconfirmed, r.drained ? "yes" : "NO", r.health_expired,
       r.health_evicted, r.health_rejected, r.finals, r.finals_accepted, r.duplicates_answered, r.accepted_twice,
       r.repeat_not_duplicate, r.finals_other, r.tools, r.tool_repeats, r.rerun, r.tool_errors, r.files, r.intact,
-      r.files_bad, r.expiry_checked, r.expiry_reset);
+      r.files_bad, r.over_limit, r.over_limit_refused, r.over_limit_accepted, r.expiry_checked, r.expiry_reset);
   for (const auto& p : r.problems) std::printf("VIOLATION %s\n", p.c_str());
   std::printf("violations=%lld\n", r.violations());
 }

@@ -25,6 +25,8 @@ struct audit_report {
   long long tools = 0, tool_repeats = 0, rerun = 0, tool_errors = 0;
   // Files.
   long long files = 0, intact = 0, files_bad = 0;
+  // Uploads past files.max_bytes: refused 413, or (a violation) accepted.
+  long long over_limit = 0, over_limit_refused = 0, over_limit_accepted = 0;
   // Clocks: created_at of a message and expires_at of its files, compared at each redelivery.
   long long expiry_checked = 0, expiry_reset = 0;
   std::vector<std::string> problems;

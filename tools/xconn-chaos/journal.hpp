@@ -28,6 +28,7 @@ struct journal_entry {
 //   tool_result idempotency_key result_message_id
 //   tool_error  idempotency_key code
 //   file        file_ref sha256 expires_at byte_size (an upload answered 201)
+//   over_limit  http_status file_ref                 (an upload past files.max_bytes: 413, file_ref -)
 //   file_check  file_ref http_status sha256          (a download in the verification)
 //   health      expired evicted rejected pending      (inbound counters at the verification)
 class journal {

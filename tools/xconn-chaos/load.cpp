@@ -154,6 +154,7 @@ class load_epoch {
   }
 
   bool upload_one() {
+    if (o_.max_bytes && pick(3) == 0) return upload_over_limit();
     std::string bytes(1 + pick(256 * 1024), '\0');
     for (auto& c : bytes) c = static_cast<char>(rng_() & 0xff);
     const auto& channel = any_channel();
@@ -166,6 +167,18 @@ class load_epoch {
     } else {
       j_.add("upload_refused", epoch_, {std::to_string(r.status)});
     }
+    return true;
+  }
+
+  // A file past files.max_bytes whose Content-Length is still within the allowance: the host reads it, stores
+  // chunks, then refuses it (413) and erases them, often in the transaction that wrote the last of them. That
+  // leaves pages allocated and freed unwritten past the end of data.mdb, which the next start must accept.
+  bool upload_over_limit() {
+    std::string bytes(o_.max_bytes + 1 + pick(32 * 1024), '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng_() & 0xff);
+    auto r = upload(o_.daemon, any_channel(), bytes);
+    if (r.status == 0) return false;
+    j_.add("over_limit", epoch_, {std::to_string(r.status), r.file_ref.empty() ? "-" : r.file_ref});
     return true;
   }
 

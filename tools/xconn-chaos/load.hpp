@@ -4,6 +4,7 @@
 
 #include "http_ops.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace xconn::chaos {
@@ -14,6 +15,9 @@ struct run_options {
   unsigned seed = 1;
   int max_seconds = 60;  // a load epoch ends by itself after this long
   int channels = 4;
+  // load: the daemon's files.max_bytes; a third of the uploads then go past it (within the Content-Length
+  // allowance, so the host stores chunks before it refuses and erases them). 0: none.
+  std::uint64_t max_bytes = 0;
   std::string timings_path;  // load: the epoch's step timings (timings.hpp); "" for none
 };
 

@@ -1,11 +1,12 @@
 // xconn-chaos: the client half of tools/chaos.sh. It keeps a journal of what it saw in a file, so that each
 // kill -9 of the daemon leaves the record intact, and checks the host's promises against it at the end.
 //   xconn-chaos setup  --port P --key-file F --journal J [--channels N]
-//   xconn-chaos load   --port P --key-file F --journal J [--seed S] [--seconds T] [--timings FILE]
+//   xconn-chaos load   --port P --key-file F --journal J [--seed S] [--seconds T] [--timings FILE] [--max-bytes N]
 //   xconn-chaos verify --port P --key-file F --journal J
 //   xconn-chaos audit  --journal J        (the checks of verify again, on a journal kept from an earlier run)
 // --timings FILE: the load epoch's steps (connected, hello, channels reopened, first redelivery) as lines of
 // CLOCK_MONOTONIC nanoseconds appended to FILE (timings.hpp), for tests/failover.
+// --max-bytes N: the daemon's files.max_bytes; a third of the load's uploads then go past it.
 #include "audit.hpp"
 #include "journal.hpp"
 #include "load.hpp"
@@ -21,7 +22,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: xconn-chaos setup|load|verify|audit --port P --key-file F --journal J [--channels N] [--seed S] "
-               "[--seconds T] [--timings FILE]\n");
+               "[--seconds T] [--timings FILE] [--max-bytes N]\n");
   return 2;
 }
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
       else if (name == "--seed") o.seed = static_cast<unsigned>(std::stoul(value));
       else if (name == "--seconds") o.max_seconds = std::stoi(value);
       else if (name == "--timings") o.timings_path = value;
+      else if (name == "--max-bytes") o.max_bytes = std::stoull(value);
       else return usage();
     }
     if (argc % 2 != 0) return usage();
