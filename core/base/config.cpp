@@ -344,8 +344,10 @@ void read_connectors(const YAML::Node& node, int line, std::map<std::string, con
   });
 }
 
-config parse_tree(const YAML::Node& root) {
+config parse_tree(const YAML::Node& root, empty_document empty) {
   config c;
+  if (empty == empty_document::refused && (root.IsNull() || (root.IsMap() && root.size() == 0)))
+    fail("", 0, "no settings (empty, only comments, or {}); refused rather than resetting every key to its default");
   if (root.IsNull()) return c;  // empty document: all defaults
   if (!root.IsMap()) fail("", line_of(root), "the top level must be a map");
   for_each_entry(root, "", 0, [&](const std::string& key, int line, const YAML::Node& value) {
@@ -397,12 +399,13 @@ std::string config_error::what() const {
 
 void throw_exception_from_error(const config_error& e, const boost::source_location&) { throw std::runtime_error(e.what()); }
 
-boost::system::result<config, config_error> parse_config(const std::string& yaml_text, const std::string& source_name) {
+boost::system::result<config, config_error> parse_config(const std::string& yaml_text, const std::string& source_name,
+                                                         empty_document empty) {
   try {
     if (yaml_text.size() > max_document_bytes) fail("", 0, "document larger than 1 MiB");
     check_bytes(yaml_text);
     guard_events(yaml_text);
-    return parse_tree(YAML::Load(yaml_text));
+    return parse_tree(YAML::Load(yaml_text), empty);
   } catch (yaml_read::failure& f) {
     return config_error{std::move(f.key), f.line, std::move(f.message), source_name};
   } catch (const YAML::Exception& e) {
@@ -410,7 +413,7 @@ boost::system::result<config, config_error> parse_config(const std::string& yaml
   }
 }
 
-boost::system::result<config, config_error> load_config(const std::string& path) {
+boost::system::result<config, config_error> load_config(const std::string& path, empty_document empty) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return config_error{"", 0, "cannot read: is a directory", path};
   std::ifstream in(path, std::ios::binary);
@@ -420,7 +423,7 @@ boost::system::result<config, config_error> load_config(const std::string& path)
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return config_error{"", 0, "cannot read", path};
   text.resize(static_cast<std::size_t>(in.gcount()));
-  auto result = parse_config(text, path);
+  auto result = parse_config(text, path, empty);
   if (result) result->source_path = path;
   return result;
 }

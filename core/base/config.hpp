@@ -131,8 +131,14 @@ struct config_error {
 // Loads YAML text: ${NAME} from the environment (unset is an error), a default for every key, unknown
 // keys, wrong types and out-of-range values are errors. Hostile input (alias bombs, huge scalars, deep
 // nesting, documents over 1 MiB) is refused.
+// A document with no settings (only whitespace, comments, "---", null or {}): every default when the server starts
+// or a config is given as text; refused on a reload, where it is far more likely a truncated or half-written file
+// than a wish to reset every key and drop every connector section.
+enum class empty_document { defaults, refused };
 boost::system::result<config, config_error> parse_config(const std::string& yaml_text,
-                                                         const std::string& source_name = "<config>");
-boost::system::result<config, config_error> load_config(const std::string& path);
+                                                         const std::string& source_name = "<config>",
+                                                         empty_document empty = empty_document::defaults);
+boost::system::result<config, config_error> load_config(const std::string& path,
+                                                        empty_document empty = empty_document::defaults);
 
 }  // namespace xconn

@@ -15,8 +15,9 @@ config_reloader::config_reloader(const config& running, connector_registry& conn
 void config_reloader::reload(std::string only_plugin, std::function<void(reload_report)> told) {
   connectors_.run_on_reload_thread([this, only_plugin = std::move(only_plugin), told = std::move(told)] {
     // A configuration given as text (tests, embedders) has no file to read again: its sections stay as they are.
+    // An emptied file is refused: applied, it would put every key back to its default and drop every plugin section.
     auto next = running_.source_path.empty() ? boost::system::result<config, config_error>(running_)
-                                             : load_config(running_.source_path);
+                                             : load_config(running_.source_path, empty_document::refused);
     if (!next) {
       ++invalid_;
       last_ok_ = false;
