@@ -44,6 +44,13 @@ bool write_whole(const std::filesystem::path& path, const std::string& text) {
   return ::close(fd) == 0 && done == text.size();
 }
 
+// The record as the operator must delete it: absolute, whatever the cwd of the command that reads the line.
+std::string shown(const std::filesystem::path& record) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(record, ec);
+  return (ec ? record : absolute).lexically_normal().string();
+}
+
 // The marker's text: the plugin id on the first line, its file on the second.
 std::pair<std::string, std::string> read_marker(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -76,7 +83,7 @@ void collect_start_markers(const std::filesystem::path& cache_dir) {
     spdlog::error(
         "plugin {} (file {}, sha256 {}) crashed the daemon during its start last time: that build is refused from now "
         "on; deploy a new build (a new sha256) or delete {} to try it again",
-        id, file, sha, record.string());
+        id, file, sha, shown(record));
   }
   if (renamed) sync_dir(cache_dir);
 }
@@ -86,7 +93,7 @@ std::string crashed_start_refusal(const std::filesystem::path& cache_dir, const 
   std::error_code ec;
   if (!std::filesystem::exists(record, ec)) return "";
   return "this build (sha256 " + sha256 +
-         ") crashed the daemon during its start last time; deploy a new build or delete " + record.string() +
+         ") crashed the daemon during its start last time; deploy a new build or delete " + shown(record) +
          " to try it again";
 }
 
