@@ -50,24 +50,24 @@ using enum route_body;
 using enum route_access;
 
 const std::array routes{
-    route_entry{"GET {base}/ws (WebSocket upgrade)", upgrade, route_decides, any,
+    route_entry{"GET {base}/ws (WebSocket upgrade)", upgrade, key, any,
                [](server_context&, const http_request_header& req, const connector_path&) {
                  return boost::beast::websocket::is_upgrade(req);
                },
                nullptr},
-    route_entry{"POST {base}/files/uploads", streamed, route_decides, any,
+    route_entry{"POST {base}/files/uploads", streamed, key, any,
                [](server_context& ctx, const http_request_header&, const connector_path& at) {
                  return is_upload_path(at) && loaded(ctx, at);
                },
                nullptr},
-    route_entry{"GET|HEAD|DELETE {base}/files/refs/{file_ref}", whole, route_decides, any,
+    route_entry{"GET|HEAD|DELETE {base}/files/refs/{file_ref}", whole, signed_url, any,
                [](server_context& ctx, const http_request_header&, const connector_path& at) {
                  return is_file_ref_path(at) && loaded(ctx, at);
                },
                [](server_context& ctx, const http_request& req, const connector_path&, answer_fn answer) {
                  serve_file_ref(ctx, req, std::move(answer));
                }},
-    route_entry{"{base}/{a route the plugin declares}", whole, route_decides, any,
+    route_entry{"{base}/{a route the plugin declares}", whole, plugin_declared, any,
                [](server_context& ctx, const http_request_header&, const connector_path& at) {
                  return is_plugin_route(ctx, at);
                },
@@ -133,7 +133,7 @@ const std::array routes{
     route_entry{"GET {base}/capability.json", whole, anyone, get, plugin_document<capability_path>,
                answer_now<capability_page>},
     route_entry{"GET {base}/health", whole, key, get, plugin_document<health_path>, answer_now<health_page>},
-    route_entry{"anything else", whole, route_decides, any,
+    route_entry{"anything else", whole, public_documents, any,
                [](server_context&, const http_request_header&, const connector_path&) { return true; },
                answer_now<no_such_route>},
 };
@@ -145,6 +145,18 @@ const route_entry& route_for(server_context& ctx, const http_request_header& req
   for (const auto& route : routes)
     if (route.match(ctx, req, at)) return route;
   return routes.back();
+}
+
+bool open_without_key(const route_entry& route, server_context& ctx, const http_request_header& req) {
+  auto at = split_connector_path(req.target());
+  switch (route.access) {
+    case key: return false;
+    case anyone: return true;
+    case signed_url: return req.method() == http::verb::get || req.method() == http::verb::head;
+    case plugin_declared: return is_public_plugin_route(ctx, req, at);
+    case public_documents: return at.rest == card_path || at.rest == skill_path || at.rest == capability_path;
+  }
+  return false;
 }
 
 void serve_route(const route_entry& route, server_context& ctx, const http_request& req, answer_fn answer) {

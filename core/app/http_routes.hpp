@@ -18,7 +18,10 @@ using answer_fn = std::function<void(file_answer)>;
 // upgrade: a WebSocket; streamed: an upload read as it comes; backup: a bodiless GET answered by a stream of its
 // own; whole: read whole, then answered.
 enum class route_body { upgrade, streamed, backup, whole };
-enum class route_access { key, anyone, route_decides };
+// Who may call a row, decided on the header before any body is read: key (a valid API key), anyone, signed_url
+// (GET/HEAD may come with a signed download URL instead of the key), plugin_declared (the plugin's route says
+// whether it is public), public_documents (the public documents' paths only). The row's serve checks again.
+enum class route_access { key, anyone, signed_url, plugin_declared, public_documents };
 
 struct route_entry {
   std::string_view name;  // method and path as the documents write them
@@ -32,6 +35,10 @@ struct route_entry {
 
 // The row that serves req; the last row takes whatever no other does.
 const route_entry& route_for(server_context& ctx, const http_request_header& req);
+
+// Whether the row may serve req without a valid API key (then its body counts against the public budget); when not,
+// a keyless req is answered 401 from its header alone.
+bool open_without_key(const route_entry& route, server_context& ctx, const http_request_header& req);
 
 // Checks the row's access and method, then serves a whole-body request.
 void serve_route(const route_entry& route, server_context& ctx, const http_request& req, answer_fn answer);

@@ -49,11 +49,28 @@ void http_session::do_read() {
 
 void http_session::on_header(beast::error_code ec, std::size_t bytes) {
   if (ec) return on_read(ec, bytes);
-  route_ = &route_for(ctx_, header_parser_->get());
-  if (route_->body == route_body::streamed) return start_upload();
+  const auto& header = header_parser_->get();
+  route_ = &route_for(ctx_, header);
+  if (route_->body == route_body::streamed) return start_upload();  // checks the key before reading the body
+  // The key is checked on the header: a caller without it gets no byte of its body read unless the route is public,
+  // and public bodies are bounded across all connections (server.max_public_body_bytes).
+  bool keyless = !authorized(ctx_, header);
+  if (keyless && !open_without_key(*route_, ctx_, header)) return refuse_header(unauthorized(header));
   // Everything else is small: read the whole body, within the limit.
-  if (auto length = header_parser_->content_length(); length && *length > body_limit)
-    return on_read(http::error::body_limit, bytes);
+  auto length = header_parser_->content_length();
+  if (length && *length > body_limit) return on_read(http::error::body_limit, bytes);
+  if (keyless) {
+    std::uint64_t reserve = header_parser_->is_done() ? 0 : length.value_or(body_limit);  // chunked: the most
+    if (reserve > 0) {
+      public_body_ = ctx_.public_bodies.take(reserve, ctx_.cfg.server.max_public_body_bytes);
+      if (!public_body_) {
+        auto busy = error_response(header, http::status::service_unavailable, "busy",
+                                   "too many request bodies without an API key at once; retry later");
+        busy.set(http::field::retry_after, "1");
+        return refuse_header(std::move(busy));
+      }
+    }
+  }
   parser_.emplace(std::move(*header_parser_));
   header_parser_.reset();
   parser_->body_limit(body_limit);
@@ -90,6 +107,13 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
       std::visit([&](auto& res) { self->send(std::move(res)); }, answer);
     });
   });
+}
+
+void http_session::refuse_header(http_response res) {
+  // The body was not read: the connection cannot carry another request, and the lingering close discards it.
+  res.keep_alive(false);
+  header_parser_.reset();
+  reply(std::move(res));
 }
 
 void http_session::start_upload() {
@@ -231,6 +255,7 @@ void http_session::send(http::response<Body> res) {
 
 void http_session::on_write(bool keep_alive, beast::error_code ec, std::size_t) {
   response_.reset();
+  public_body_.reset();  // the request is done: its body's bytes go back to the budget
   if (ec) return;
   if (!keep_alive) {
     stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);

@@ -1,6 +1,8 @@
-// One HTTP connection: reads a request's header, then either streams an upload's body into the file store or
-// reads the whole (small, limited) body and answers the control plane, a plugin route or a download; hands an
-// authorized `{base}/ws` upgrade to a ws_session. Every read has a timeout.
+// One HTTP connection: reads a request's header and checks the API key on it (a keyless request on a keyed route is
+// answered 401 before any of its body is read; a public route's body counts against the server's public budget),
+// then either streams an upload's body into the file store or reads the whole (small, limited) body and answers the
+// control plane, a plugin route or a download; hands an authorized `{base}/ws` upgrade to a ws_session. Every read
+// has a timeout.
 #pragma once
 
 #include <array>
@@ -9,6 +11,7 @@
 #include "core/control/file_routes.hpp"
 #include "core/control/file_upload.hpp"
 #include "core/wire/http_types.hpp"
+#include "core/context/body_budget.hpp"
 #include "core/context/connection_slots.hpp"
 #include "core/context/server_context.hpp"
 
@@ -36,6 +39,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void on_header(boost::beast::error_code ec, std::size_t bytes);
   void on_read(boost::beast::error_code ec, std::size_t bytes);
   void upgrade(http_request req);
+  void refuse_header(http_response res);  // answers from the header alone, without reading the body
   void start_upload();
   void read_upload();
   void on_upload_read(boost::beast::error_code ec, std::size_t bytes);
@@ -54,6 +58,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   const route_entry* route_ = nullptr;  // of the request being read
   std::optional<boost::beast::http::request_parser<boost::beast::http::empty_body>> header_parser_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::optional<body_budget::grant> public_body_;  // a keyless request's body, counted until it is answered
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> upload_parser_;
   std::unique_ptr<file_upload> upload_;
   // Fires files.upload_grace_s + the bytes expected / files.upload_min_bytes_per_s after the upload's header: the

@@ -289,7 +289,7 @@ void server::impl::build_services() {
   owed_logouts = std::make_unique<deferred_logouts>(*db, cfg.tools.timeout_s);
   leases = std::make_unique<lease_service>(*db, cfg, *channels, *connectors, *consumers, *owed_logouts, *io);
   ctx.reset(new server_context{cfg, *keys, *db, *connectors, *ids, *channels, *inbound, *outbound, *leases,
-                               *consumers, *files, *links, *events, *io, {}, message_files(), {}, {}, {}, {}, {}, {}});
+                               *consumers, *files, *links, *events, *io, {}, message_files(), {}, {}, {}, {}, {}, {}, {}});
   ctx->build = {build_version, build_revision};
   reloader = std::make_unique<config_reloader>(cfg, *connectors);
   ctx->reloader = reloader.get();

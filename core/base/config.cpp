@@ -7,6 +7,7 @@
 //   server.max_frame_bytes                 1024 .. 67108864  (1 KiB .. 64 MiB)
 //   server.max_outbox_bytes                65536 .. 1073741824 (64 KiB .. 1 GiB)
 //   server.max_connections                 1 .. 1000000
+//   server.max_public_body_bytes           1048576 .. 1073741824 (1 MiB .. 1 GiB; at least one public body)
 //   server.api_keys[i]                     >= 16 chars, no whitespace or control characters
 //   store.map_size_bytes                   1048576 .. 1099511627776 (1 MiB .. 1 TiB)
 //   plugins.allow                          at most 16 distinct ids, each ^[a-z0-9-]{1,32}$
@@ -139,6 +140,7 @@ void read_server(const YAML::Node& node, int line, server_config& c) {
     {"max_frame_bytes", int_field(c.max_frame_bytes, 1024, 67108864)},
     {"max_outbox_bytes", int_field(c.max_outbox_bytes, 65536, 1073741824)},
     {"max_connections", int_field(c.max_connections, 1, 1000000)},
+    {"max_public_body_bytes", int_field(c.max_public_body_bytes, 1048576, 1073741824)},
   });
   // Download URLs name the host; a wildcard address names none a client could reach.
   auto host = c.listen.substr(0, c.listen.rfind(':'));

@@ -24,6 +24,9 @@ struct server_config {
   std::uint64_t max_outbox_bytes = 16777216;
   // HTTP and WebSocket connections open at once; past it a new connection is closed as soon as it is accepted.
   int max_connections = 4096;
+  // Request bodies read for callers without an API key (public routes), in bytes, all connections together; a
+  // public request that would go past it is answered 503 before its body is read.
+  std::uint64_t max_public_body_bytes = 33554432;
 };
 
 struct store_config {

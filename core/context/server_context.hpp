@@ -3,6 +3,7 @@
 
 #include "core/base/api_keys.hpp"
 #include "core/base/config.hpp"
+#include "core/context/body_budget.hpp"
 #include "core/channels/connector_ids.hpp"
 #include "core/files/file_store.hpp"
 #include "core/context/socket_set.hpp"
@@ -53,6 +54,7 @@ struct server_context {
   struct build_facts {
     std::string version, revision;  // of the daemon binary ("" in tests), for xconn_build_info
   } build;
+  body_budget public_bodies;  // bodies read without an API key, against server.max_public_body_bytes
 };
 
 }  // namespace xconn

@@ -80,6 +80,13 @@ bool is_plugin_route(server_context& ctx, const connector_path& at) {
   return manifest && manifest->has_route_path(at.rest);
 }
 
+bool is_public_plugin_route(server_context& ctx, const http_request_header& req, const connector_path& at) {
+  auto conn = at.plugin_id.empty() ? nullptr : ctx.connectors.find(at.plugin_id);
+  auto manifest = conn ? conn->manifest() : nullptr;
+  const auto* route = manifest ? manifest->find_route(std::string_view(req.method_string()), at.rest) : nullptr;
+  return route && route->is_public;
+}
+
 void serve_plugin_route(server_context& ctx, const http_request& req, const connector_path& at,
                         std::function<void(http_response)> reply) {
   auto conn = ctx.connectors.find(at.plugin_id);

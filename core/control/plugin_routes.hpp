@@ -15,6 +15,10 @@ inline constexpr std::chrono::seconds plugin_route_timeout{30};
 // Whether the path names a route the loaded plugin declares (under any method).
 bool is_plugin_route(server_context& ctx, const connector_path& at);
 
+// Whether the loaded plugin declares the request's method and path public (no API key: the plugin authenticates
+// the caller itself). Known from the header alone, so it is decided before any of the body is read.
+bool is_public_plugin_route(server_context& ctx, const http_request_header& req, const connector_path& at);
+
 // Runs the declared route on the plugin pool, after the key (unless the route is public) and the method, and
 // answers through reply once, from any thread.
 void serve_plugin_route(server_context& ctx, const http_request& req, const connector_path& at,

@@ -31,6 +31,7 @@ TEST(Config, EmptyDocumentGivesDefaults) {
     EXPECT_EQ(c.server.max_outbox_bytes, 16777216u);
     EXPECT_EQ(c.server.max_frame_bytes, 1048576u);
     EXPECT_EQ(c.server.max_connections, 4096);
+    EXPECT_EQ(c.server.max_public_body_bytes, 33554432u);
     EXPECT_EQ(c.store.path, "./var/xconn");
     EXPECT_EQ(c.store.map_size_bytes, 8589934592ull);
     EXPECT_EQ(c.plugins.dir, "./build/plugins");
@@ -151,6 +152,12 @@ TEST(Config, WrongTypes) {
   EXPECT_CONFIG_ERROR("server:\n  max_outbox_bytes: -1\n", "server.max_outbox_bytes", 2);
   EXPECT_CONFIG_ERROR("server:\n  max_connections: 0\n", "server.max_connections", 2);
   EXPECT_CONFIG_ERROR("server:\n  max_connections: 1000001\n", "server.max_connections", 2);
+  // Below one public body (1 MiB, the HTTP body limit) no public request could ever be read.
+  EXPECT_CONFIG_ERROR("server:\n  max_public_body_bytes: 1048575\n", "server.max_public_body_bytes", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_public_body_bytes: 1073741825\n", "server.max_public_body_bytes", 2);
+  EXPECT_CONFIG_ERROR("server:\n  max_public_body_bytes: -1\n", "server.max_public_body_bytes", 2);
+  EXPECT_EQ(parse_ok("server:\n  max_public_body_bytes: 1048576\n").server.max_public_body_bytes, 1048576u);
+  EXPECT_EQ(parse_ok("server:\n  max_public_body_bytes: 1073741824\n").server.max_public_body_bytes, 1073741824u);
   EXPECT_CONFIG_ERROR("leases:\n  max_temporary_per_connector_id: 0\n", "leases.max_temporary_per_connector_id", 2);
   EXPECT_CONFIG_ERROR("leases:\n  max_temporary_per_connector: 10000001\n", "leases.max_temporary_per_connector", 2);
   EXPECT_CONFIG_ERROR("files:\n  upload_min_bytes_per_s: 0\n", "files.upload_min_bytes_per_s", 2);
