@@ -2,6 +2,7 @@
 // It knows a socket only by what closing needs, so this layer never includes the socket itself.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,10 @@ class data_socket {
   // Drops the TCP connection at once (a peer that never finished the close); safe from any thread.
   virtual void abort() = 0;
   virtual const std::string& plugin_id() const = 0;
+  // Bytes queued for the peer and not yet written (every frame, from the moment it is queued), and the most this
+  // socket ever had queued: what server.max_outbox_bytes bounds (/metrics). Any thread.
+  virtual std::uint64_t outbox_bytes() const = 0;
+  virtual std::uint64_t outbox_peak_bytes() const = 0;
 };
 
 class socket_set {

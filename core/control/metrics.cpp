@@ -5,6 +5,7 @@
 #include "core/channels/lease_service.hpp"
 #include "core/control/config_reload.hpp"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -51,7 +52,12 @@ std::string plugin_label(const std::string& id) { return "plugin=\"" + id + "\""
 void render_plugin_metrics(std::string& out, server_context& ctx) {
   auto all = ctx.connectors.all();
   std::map<std::string, std::uint64_t> sockets;
-  for (const auto& s : ctx.sessions.snapshot()) ++sockets[s->plugin_id()];
+  std::map<std::string, std::uint64_t> outbox, outbox_peak;  // summed, and the most one socket had queued
+  for (const auto& s : ctx.sessions.snapshot()) {
+    ++sockets[s->plugin_id()];
+    outbox[s->plugin_id()] += s->outbox_bytes();
+    outbox_peak[s->plugin_id()] = std::max(outbox_peak[s->plugin_id()], s->outbox_peak_bytes());
+  }
   struct latency {
     const char* name;
     const char* help;
@@ -81,6 +87,10 @@ void render_plugin_metrics(std::string& out, server_context& ctx) {
   for (const auto& conn : all) sample(out, "xconn_hellos_total", plugin_label(conn->id()), conn->metrics()->hellos);
   head(out, "xconn_sockets_open", "gauge", "Data-plane sockets open.");
   for (const auto& conn : all) sample(out, "xconn_sockets_open", plugin_label(conn->id()), sockets[conn->id()]);
+  head(out, "xconn_outbox_bytes", "gauge", "Bytes queued on the plugin's open data-plane sockets, not yet written.");
+  for (const auto& conn : all) sample(out, "xconn_outbox_bytes", plugin_label(conn->id()), outbox[conn->id()]);
+  head(out, "xconn_outbox_peak_bytes", "gauge", "The most one open data-plane socket of the plugin ever had queued.");
+  for (const auto& conn : all) sample(out, "xconn_outbox_peak_bytes", plugin_label(conn->id()), outbox_peak[conn->id()]);
   head(out, "xconn_plugin_health", "gauge", "The plugin's health: 2 healthy, 1 degraded, 0 down.");
   for (const auto& conn : all) {
     auto h = conn->health().health;

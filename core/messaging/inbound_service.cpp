@@ -1,7 +1,9 @@
 #include "core/messaging/inbound_service.hpp"
 
+#include "core/messaging/budgeted_route.hpp"
 #include "core/messaging/emit_message.hpp"
 #include "core/base/ids.hpp"
+#include "core/base/log_interval.hpp"
 #include "core/messaging/inbound_packets.hpp"
 
 #include <boost/asio/post.hpp>
@@ -111,7 +113,8 @@ std::size_t inbound_service::load() {
     auto hex = key.substr(slash + 1);
     bool seq_ok = slash != std::string_view::npos && hex.size() == 16 &&
                   std::sscanf(std::string(hex).c_str(), "%16" SCNx64, &seq) == 1;
-    auto m = seq_ok ? inbound_message::from_record(seq, value) : std::nullopt;
+    // The index only: the bodies stay in the map until the message is sent.
+    auto m = seq_ok ? inbound_message::from_record(seq, value, false) : std::nullopt;
     if (!route || !m) {
       orphans.erase(std::string(messages_db), std::string(key));
       return true;
@@ -249,6 +252,7 @@ void inbound_service::emit(const connector& from, std::string channel_id, std::s
   m.accepted_at = t;
   m.expires_at = t + cfg_.delivery.expiry_s * 1000LL;
   batch.put(std::string(messages_db), message_key(channel_id, m.seq), m.to_record());
+  m.drop_body();  // the record in the batch has it; a delivery reads it back from the store
   if (!m.msg_id.empty()) {
     st.inbox.remember(m.msg_id, m.expires_at);
     batch.put(std::string(ids_db), id_key(channel_id, m.msg_id), std::to_string(m.expires_at));
@@ -326,42 +330,79 @@ void inbound_service::pump(const std::string& channel_id) {
     // Whatever went to another socket (or to none) is unanswered as far as this one knows: resend.
     st.inbox.route_lost();
     st.sent_on = route;
+    st.awaiting_drain = false;  // the old socket's drain no longer matters
   }
   if (!route || !conn || !st.inbox.has_work()) return;
   bool v2 = has(route->profiles(), im_v2);
   if (!v2 && !has(route->profiles(), im_v1)) return;  // the socket speaks no IM profile: the queue waits
+  // A socket whose outbox reached its budget takes nothing more until it drains: the messages wait here and in
+  // the store, and this channel is pumped again when the socket says it drained (or at a tick).
+  auto* budgeted = dynamic_cast<budgeted_route*>(route.get());
+  auto hold = [&] {
+    if (st.awaiting_drain) return;
+    st.awaiting_drain = true;
+    budgeted->when_drained([this, channel_id] { drained(channel_id); });
+  };
+  if (budgeted && budgeted->holding_deliveries()) return hold();
   long long t = now();
-  auto batch_of = st.inbox.take_sendable(t);
-  write_batch erased;
-  retire(sh, st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
-  if (!erased.ops.empty()) db_.write(std::move(erased));
-  if (batch_of.send.empty()) return;  // most pumps (every tick, every ack) find the window full or the queue idle
   inbound_wire wire;
-  wire.channel_id = channel_id;
-  wire.provider = target_provider(*conn->manifest());
-  wire.context_in_text = cfg_.delivery.context_in_text;
-  if (!v2) describe_connector(*conn, wire);  // what message.push adds (IM v1 §5)
-  if (files_.download_url)
-    wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
+  bool wire_ready = false;
   auto& count = sh.counters_by_plugin[st.plugin_id];
   std::optional<last_inbound> last;
-  for (auto seq : batch_of.send) {
-    const auto* m = st.inbox.find(seq);
-    auto context = st.inbox.context_of(seq);
+  write_batch erased;
+  // One at a time: each message is read from the store and admitted by the socket's budget before the next.
+  for (;;) {
+    auto batch_of = st.inbox.take_sendable(t, 1);
+    retire(sh, st, channel_id, batch_of.expired, inbox_exit::expired, "expired", erased);
+    if (batch_of.send.empty()) break;  // most pumps (every tick, every ack) find the window full or the queue idle
+    auto seq = batch_of.send.front();
+    auto m = read_message(channel_id, seq);
+    if (!m) {
+      // The record is gone or damaged: it can never be sent, so it leaves like a rejected one.
+      spdlog::error("[plugin {}] channel {}: queued message {} cannot be read back from the store, dropped",
+                    st.plugin_id, channel_id, seq);
+      std::vector<inbound_message> gone{*st.inbox.find(seq)};
+      st.inbox.drop(seq);
+      retire(sh, st, channel_id, gone, inbox_exit::rejected, "unreadable", erased);
+      continue;
+    }
+    std::vector<inbound_message> context_kept;
+    for (const auto* c : st.inbox.context_of(seq))
+      if (auto full = read_message(channel_id, c->seq)) context_kept.push_back(std::move(*full));
+    std::vector<const inbound_message*> context;
+    for (const auto& c : context_kept) context.push_back(&c);
+    if (!wire_ready) {
+      wire_ready = true;
+      wire.channel_id = channel_id;
+      wire.provider = target_provider(*conn->manifest());
+      wire.context_in_text = cfg_.delivery.context_in_text;
+      if (!v2) describe_connector(*conn, wire);  // what message.push adds (IM v1 §5)
+      if (files_.download_url)
+        wire.download_url = [this, plugin = conn->id()](std::string_view ref) { return files_.download_url(plugin, ref); };
+    }
+    auto packet = v2 ? chat_message_packet(wire, *m, context) : message_push_packet(wire, *m, context);
+    // IM v1 has no business ack: a push is delivered once it is on the socket.
+    std::function<void(bool)> written;
+    if (!v2)
+      written = [this, channel_id, id = m->message_id](bool ok) {
+        if (ok) ack(channel_id, id, ack_status::accepted, false, "");
+      };
+    // Pushed under the lock: push only queues on the socket's strand, and two pumps of one channel on two I/O
+    // threads must not interleave their messages.
+    if (budgeted) {
+      if (!budgeted->push_within_budget(packet, std::move(written))) {
+        st.inbox.untake(seq);
+        hold();
+        break;
+      }
+    } else {
+      route->push(std::move(packet), std::move(written));
+    }
     ++count.sent;
     if (st.inbox.attempts(seq) > 1) ++count.redelivered;
     last = last_inbound{m->channel_key, m->msg_id, m->sender_id, m->sender_name, m->role};
-    // Pushed under the lock: push only queues on the socket's strand, and two pumps of one channel on two I/O
-    // threads must not interleave their messages.
-    if (v2) {
-      route->push(chat_message_packet(wire, *m, context));
-      continue;
-    }
-    // IM v1 has no business ack: a push is delivered once it is on the socket.
-    route->push(message_push_packet(wire, *m, context), [this, channel_id, id = m->message_id](bool written) {
-      if (written) ack(channel_id, id, ack_status::accepted, false, "");
-    });
   }
+  if (!erased.ops.empty()) db_.write(std::move(erased));
   // Kept durably, so that a reply after a restart still goes to this conversation (plugin.h on_send).
   if (last && sh.last[channel_id] != *last) {
     sh.last[channel_id] = *last;
@@ -369,6 +410,22 @@ void inbound_service::pump(const std::string& channel_id) {
     kept.put(std::string(last_db), channel_id, last_inbound_record(*last));
     db_.write(std::move(kept));
   }
+}
+
+void inbound_service::drained(const std::string& channel_id) {
+  auto& sh = shard_of(channel_id);
+  std::lock_guard lock(sh.mutex);
+  auto it = sh.channels.find(channel_id);
+  if (it == sh.channels.end()) return;
+  it->second.awaiting_drain = false;
+  schedule_pump(sh, channel_id);
+}
+
+// One read transaction on the calling (I/O) thread: the map is memory-mapped, so a cached page costs no disk wait.
+std::optional<inbound_message> inbound_service::read_message(std::string_view channel_id, std::uint64_t seq) const {
+  auto record = db_.get(messages_db, message_key(channel_id, seq));
+  if (!record) return std::nullopt;
+  return inbound_message::from_record(seq, *record);
 }
 
 void inbound_service::ack(std::string_view channel_id, std::string_view message_id, ack_status status,
@@ -415,15 +472,23 @@ void inbound_service::retire(shard& sh, channel_state& st, const std::string& ch
         spdlog::warn("[plugin {}] channel {}: message {} rejected for good ({})", st.plugin_id, channel_id,
                      m.message_id, code);
         break;
-      case inbox_exit::expired:
+      case inbox_exit::expired: {
         ++count.expired;
-        spdlog::warn("[plugin {}] channel {}: message {} expired undelivered", st.plugin_id, channel_id, m.message_id);
+        // A line per interval, not per message: a flood would write one per message (the exact counts: /metrics).
+        static log_interval expiries(std::chrono::seconds(10));
+        if (auto n = expiries.count())
+          spdlog::warn("[plugin {}] channel {}: {} message(s) expired undelivered since the last such line", st.plugin_id,
+                       channel_id, n);
         break;
-      case inbox_exit::evicted:
+      }
+      case inbox_exit::evicted: {
         ++count.evicted;
-        spdlog::warn("[plugin {}] channel {}: message {} dropped undelivered (capacity_exceeded, {} kept)",
-                     st.plugin_id, channel_id, m.message_id, policy_.capacity);
+        static log_interval evictions(std::chrono::seconds(10));
+        if (auto n = evictions.count())
+          spdlog::warn("[plugin {}] channel {}: {} message(s) dropped undelivered since the last such line "
+                       "(capacity_exceeded, {} kept)", st.plugin_id, channel_id, n, policy_.capacity);
         break;
+      }
     }
   }
 }

@@ -105,6 +105,7 @@ class inbound_service {
     std::string plugin_id;
     std::weak_ptr<channel_route> sent_on;  // the route what is in flight went to
     bool pump_posted = false;
+    bool awaiting_drain = false;  // sent_on holds deliveries (its outbox is full) and will say when it drained
   };
 
   // Some of the channels, and what their plugins' counters owe to them (stats() adds the shards up).
@@ -123,6 +124,10 @@ class inbound_service {
                     std::error_code ec, const std::function<void(emit_outcome)>& done);
   void schedule_pump(shard& sh, const std::string& channel_id);
   void pump(const std::string& channel_id);
+  // The socket of channel_id's route drained below a quarter of its budget: deliveries go on.
+  void drained(const std::string& channel_id);
+  // A queued message as the store keeps it, bodies included (the queue keeps none); nullopt when unreadable.
+  std::optional<inbound_message> read_message(std::string_view channel_id, std::uint64_t seq) const;
   // Erases what left a queue and counts and logs why.
   void retire(shard& sh, channel_state& st, const std::string& channel_id, const std::vector<inbound_message>& gone,
               inbox_exit why, std::string_view code, write_batch& batch);

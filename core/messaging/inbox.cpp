@@ -55,7 +55,14 @@ std::string inbound_message::to_record() const {
   return out;
 }
 
-std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, std::string_view text_json) {
+void inbound_message::drop_body() {
+  std::string().swap(text);
+  std::string().swap(context_text);
+  boost::json::array().swap(files);
+}
+
+std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, std::string_view text_json,
+                                                             bool with_body) {
   boost::system::error_code ec;
   auto v = json::parse(text_json, ec);
   if (ec || !v.is_object()) return std::nullopt;
@@ -73,8 +80,10 @@ std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, s
   m.message_id = str("message_id");
   if (m.message_id.empty()) return std::nullopt;
   m.msg_id = str("msg_id");
-  m.text = str("text");
-  m.context_text = str("context_text");
+  if (with_body) {
+    m.text = str("text");
+    m.context_text = str("context_text");
+  }
   m.channel_key = str("channel_key");
   m.sender_id = str("sender_id");
   m.sender_name = str("sender_name");
@@ -85,7 +94,7 @@ std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, s
   m.expires_at = num("expires_at");
   auto* trigger = o.if_contains("trigger");
   m.trigger = !(trigger && trigger->is_bool() && !trigger->as_bool());
-  if (auto* files = o.if_contains("files"); files && files->is_array()) m.files = files->as_array();
+  if (auto* files = o.if_contains("files"); with_body && files && files->is_array()) m.files = files->as_array();
   return m;
 }
 
@@ -140,11 +149,11 @@ void channel_inbox::drop(std::uint64_t seq) {
   if (auto it = entries_.find(seq); it != entries_.end()) remove(it);
 }
 
-channel_inbox::sendable channel_inbox::take_sendable(long long now) {
+channel_inbox::sendable channel_inbox::take_sendable(long long now, std::size_t most) {
   sendable out;
   if (paused_until_ > now) return out;
   auto it = entries_.lower_bound(sent_below_);
-  for (; it != entries_.end() && in_flight_ < policy_.window;) {
+  for (; it != entries_.end() && in_flight_ < policy_.window && out.send.size() < most;) {
     auto& e = it->second;
     if (!e.durable) break;  // order: nothing overtakes a message still being committed
     if (e.message.expires_at <= now) {
@@ -167,6 +176,16 @@ channel_inbox::sendable channel_inbox::take_sendable(long long now) {
   // per ack) starts here instead of stepping over the whole window again.
   sent_below_ = it == entries_.end() ? last_seq_ + 1 : it->first;
   return out;
+}
+
+void channel_inbox::untake(std::uint64_t seq) {
+  auto it = entries_.find(seq);
+  if (it == entries_.end() || !it->second.in_flight) return;
+  it->second.in_flight = false;
+  it->second.sent_at = 0;
+  --it->second.attempts;
+  --in_flight_;
+  sent_below_ = std::min(sent_below_, seq);
 }
 
 const inbound_message* channel_inbox::find(std::uint64_t seq) const {

@@ -37,7 +37,12 @@ struct inbound_message {
   long long expires_at = 0;
 
   std::string to_record() const;  // what LMDB keeps (seq lives in the key)
-  static std::optional<inbound_message> from_record(std::uint64_t seq, std::string_view json);
+  // with_body false: everything but text, context_text and files (see drop_body).
+  static std::optional<inbound_message> from_record(std::uint64_t seq, std::string_view json, bool with_body = true);
+  // What a queue keeps in memory of a durable message: its ids, order, expiry and where it came from, not its
+  // bodies (text, context_text, files), which are read back from the store to send it. A backlog of large
+  // messages thus costs the map's pages, which the kernel may drop, not the heap.
+  void drop_body();
 };
 
 // How a message left the queue.
@@ -81,7 +86,11 @@ class channel_inbox {
     std::vector<std::uint64_t> send;
     std::vector<inbound_message> expired;
   };
-  sendable take_sendable(long long now);
+  // At most `most` are taken: a delivery takes one at a time while its socket has room.
+  sendable take_sendable(long long now, std::size_t most = static_cast<std::size_t>(-1));
+  // A message take_sendable just handed out could not be sent (the socket is full): it waits again, first in line,
+  // as if it had never been taken.
+  void untake(std::uint64_t seq);
   const inbound_message* find(std::uint64_t seq) const;
   // The context messages that ride with a triggering message: those between it and the trigger before it.
   std::vector<const inbound_message*> context_of(std::uint64_t seq) const;
