@@ -1,5 +1,6 @@
 // The reference plugin echo: its target system lives inside the plugin, so every host path can be exercised
 // with no outside service.
+#include "attachment_batch.hpp"
 #include "base64.hpp"
 #include "code_points.hpp"
 #include "delay_queue.hpp"
@@ -34,7 +35,6 @@
 namespace echo {
 namespace {
 
-using xconn::sdk::file_result;
 
 constexpr std::int64_t sleep_limit_ms = 600000;
 constexpr std::int64_t burst_limit = 10000;
@@ -304,11 +304,13 @@ class echo_plugin final : public xconn::sdk::plugin {
     auto answer = std::make_shared<completion>(std::move(done));
     // A real target's attachment is fetched at once (its links expire) and stored through the host, then the
     // message names it by file_ref; the host gives xAgent a signed download_url.
-    store_attachments(std::string(*channel), std::move(attachments), json::array{},
+    store_attachments(std::string(*channel), attachments,
                       [this, channel = std::string(*channel), message = std::move(message),
                        answer](std::optional<error> failed, json::array refs) mutable {
                         if (failed) return answer->ok(http_error(400, failed->code, failed->message));
                         if (!refs.empty()) message["files"] = std::move(refs);
+                        // A refused emit's files are erased by the host; a duplicate's (its msg_id taken) stay until
+                        // files.ttl_s, as the plugin ABI has no call to delete a kept file.
                         host_.emit(channel, json::serialize(message), [answer](const emit_result& result) {
                           if (!result.ok) return answer->ok(http_error(400, result.failure.code, result.failure.message));
                           answer->ok(http_answer(202, json::serialize(json::object{{"status", "accepted"},
@@ -318,28 +320,22 @@ class echo_plugin final : public xconn::sdk::plugin {
                       });
   }
 
-  struct attachment {
-    std::string filename;
-    std::string mime_type;
-    std::string bytes;
-  };
-
-  // Stores the attachments one after another; then gives [{"file_ref"}] (or the first failure).
-  void store_attachments(std::string channel, std::vector<attachment> rest, json::array refs,
+  // Stores the attachments all or none (attachment_batch.hpp); then gives [{"file_ref"}] (or the first failure).
+  void store_attachments(const std::string& channel, const std::vector<attachment>& files,
                          std::function<void(std::optional<error>, json::array)> then) {
-    if (rest.empty()) return then(std::nullopt, std::move(refs));
-    attachment next = std::move(rest.front());
-    rest.erase(rest.begin());
-    host_.put_file(channel, next.filename, next.mime_type, next.bytes,
-                   [this, channel, rest = std::move(rest), refs = std::move(refs),
-                    then = std::move(then)](file_result stored) mutable {
-                     if (!stored.ok) return then(stored.failure, {});
-                     auto item = parse_object(stored.file_json);
-                     const json::string* ref = item ? string_at(*item, "file_ref") : nullptr;
-                     if (!ref) return then(error{"store_failed", "the host gave no file_ref", false}, {});
-                     refs.push_back(json::object{{"file_ref", *ref}});
-                     store_attachments(std::move(channel), std::move(rest), std::move(refs), std::move(then));
-                   });
+    if (files.empty()) return then(std::nullopt, {});
+    attachment_batch::store(host_, channel, files,
+                            [then = std::move(then)](std::optional<error> failed, std::vector<std::string> items) {
+                              if (failed) return then(std::move(failed), {});
+                              json::array refs;
+                              for (const auto& item_json : items) {
+                                auto item = parse_object(item_json);
+                                const json::string* ref = item ? string_at(*item, "file_ref") : nullptr;
+                                if (!ref) return then(error{"store_failed", "the host gave no file_ref", false}, {});
+                                refs.push_back(json::object{{"file_ref", *ref}});
+                              }
+                              then(std::nullopt, std::move(refs));
+                            });
   }
 
   // Logs a sign-in by its display-level hint only; the answer itself was built without the credential.
