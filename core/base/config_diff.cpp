@@ -8,7 +8,8 @@ namespace xconn {
 
 // The members compared, by their YAML names (config.hpp names each member as its key).
 BOOST_DESCRIBE_STRUCT(server_config, (), (listen, public_base_url, api_keys, io_threads, heartbeat_s, hello_timeout_s,
-                                          max_frame_bytes, max_outbox_bytes, max_connections))
+                                          max_frame_bytes, max_outbox_bytes, max_connections,
+                                          max_public_body_bytes))
 BOOST_DESCRIBE_STRUCT(store_config, (), (path, map_size_bytes, sealing_key_file))
 BOOST_DESCRIBE_STRUCT(plugins_config, (), (dir, watch, allow, threads, inline_budget_us, reload_pause_max_calls,
                                            reload_pause_max_s, kv_quota_bytes))

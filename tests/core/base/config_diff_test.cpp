@@ -26,6 +26,12 @@ TEST(config_diff, names_each_changed_key_of_every_section_in_file_order) {
                                       "tools.timeout_s", "files.upload_grace_s", "log.format"}));
 }
 
+TEST(config_diff, the_public_body_budget_is_restart_only) {
+  auto before = parsed("server:\n  max_public_body_bytes: 1048576\n");
+  auto after = parsed("server:\n  max_public_body_bytes: 2097152\n");
+  EXPECT_EQ(restart_only_changes(before, after), (std::vector<std::string>{"server.max_public_body_bytes"}));
+}
+
 TEST(config_diff, a_plugins_section_is_not_a_restart_only_key) {
   auto before = parsed("connectors:\n  echo:\n    config:\n      sent_log_max: 5\n");
   auto after = parsed("connectors:\n  echo:\n    config:\n      sent_log_max: 6\n");
