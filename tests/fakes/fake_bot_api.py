@@ -4,7 +4,8 @@
 It speaks the real wire format (https://core.telegram.org/bots/api): POST or GET /bot<token>/<method> with JSON,
 form or multipart bodies; answers {"ok": true, "result": ...} or {"ok": false, "error_code", "description",
 "parameters": {"retry_after"}}; getUpdates long-polls with offset confirmation; files at /file/bot<token>/<path>.
-The test drives it through /control/*: bots, chats, updates to deliver, faults to answer, what was sent.
+The test drives it through /control/*: bots, chats, updates to deliver (an update_id of its own choosing too),
+faults to answer, what was sent, and the last offsets each bot's getUpdates asked for.
 
 Run: fake_bot_api.py [CERT KEY] -> prints "PORT <n>" once listening on 127.0.0.1 (HTTPS with that certificate
 when given), then serves until killed.
@@ -119,8 +120,9 @@ class Handler(BaseHTTPRequestHandler):
             if what == "update":
                 token = p["token"]
                 update = p["update"]
-                update["update_id"] = next_update[token]
-                next_update[token] += 1
+                # An id of the test's choosing (INT64_MAX, say): later ones follow it, as Telegram's do.
+                update["update_id"] = int(update["update_id"]) if "update_id" in update else next_update[token]
+                next_update[token] = max(next_update[token], update["update_id"] + 1)
                 updates[token].append(update)
                 lock.notify_all()
                 return self.answer(200, {"ok": True, "update_id": update["update_id"]})
@@ -212,8 +214,9 @@ class Handler(BaseHTTPRequestHandler):
         timeout = min(int(p.get("timeout", 0) or 0), 50)
         deadline = time.time() + timeout
         with lock:
-            stats = polls.setdefault(bot_id, {"calls": 0, "active": 0, "max_active": 0})
+            stats = polls.setdefault(bot_id, {"calls": 0, "active": 0, "max_active": 0, "offsets": []})
             stats["calls"] += 1
+            stats["offsets"] = (stats["offsets"] + [offset])[-50:]  # the last offsets asked for, oldest first
             stats["active"] += 1
             stats["max_active"] = max(stats["max_active"], stats["active"])
             try:

@@ -1,7 +1,8 @@
 // The telegram plugin (adapters page "telegram") on the real server, against the fake Bot API on loopback
 // (tests/fakes/fake_bot_api.py): sign-in and its refusals, inbound updates to chat.message with the offset kept,
-// a final to sendMessage, one poller per token, an idempotent tool, a restart with updates waiting, and the token
-// nowhere but the sealed store.
+// a final to sendMessage, one poller per token, an idempotent tool, a restart with updates waiting, the token
+// nowhere but the sealed store, and emits the host would refuse (long names cut, an invalid update skipped, an
+// update_id of INT64_MAX).
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/fake_telegram.hpp"
@@ -15,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <limits>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -647,6 +650,119 @@ TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_
   server.reset();
   EXPECT_EQ(logs.text().find(token), std::string::npos);
   EXPECT_EQ(logs.text().find("planted-telegram"), std::string::npos);
+}
+
+// Emits the host refuses (plugin-api.md "Refused emits"). A name or title longer than the host's 256 bytes is cut
+// between code points, so the message comes through; one the plugin cannot make valid is skipped for good with an
+// `error` event, and the updates after it still arrive.
+std::string copies_of(std::string_view piece, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += piece;
+  return out;
+}
+const std::string cjk_char = "\xE5\xAD\x97";        // U+5B57
+const std::string emoji_char = "\xF0\x9F\x98\x80";  // U+1F600
+
+TEST_F(telegram, names_and_titles_over_256_bytes_are_cut_between_code_points_and_the_messages_arrive) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto cjk_name = telegram_text(group_id, "supergroup", 31, 601, copies_of(cjk_char, 64), "from a long CJK name");
+  cjk_name["from"].as_object()["last_name"] = copies_of(cjk_char, 64);
+  auto emoji_name = telegram_text(group_id, "supergroup", 32, 602, copies_of(emoji_char, 32), "from a long emoji name");
+  emoji_name["from"].as_object()["last_name"] = copies_of(emoji_char, 32);
+  auto control_name = telegram_text(group_id, "supergroup", 33, 603, "Ann\nLee", "from a name with a newline");
+  control_name["date"] = std::numeric_limits<long long>::max();  // its milliseconds do not fit: sent without them
+  // A channel's post has no sender: the chat's title (up to 128 characters) names it.
+  json::object post{{"message_id", 34}, {"date", 1790000000}, {"text", "a post under a long title"},
+                    {"chat", {{"id", group_id}, {"type", "channel"}, {"title", copies_of(cjk_char, 128)}}}};
+  api.add_update(token, cjk_name);
+  api.add_update(token, emoji_name);
+  api.add_update(token, control_name);
+  api.add_raw_update(token, {{"channel_post", post}});
+
+  std::map<std::string, std::string> names;  // text -> sender_name
+  for (int i = 0; i < 4; ++i) {
+    auto m = dp->next_push("chat.message", channel, 10s);
+    ASSERT_TRUE(m) << "only " << i << " of 4 arrived";
+    auto p = payload_of(*m);
+    dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
+    names[text_of(p, "text")] = p.contains("sender") ? text_of(p.at("sender").as_object(), "name") : "";
+  }
+  EXPECT_EQ(names["from a long CJK name"], copies_of(cjk_char, 64) + " " + copies_of(cjk_char, 21));       // 256 bytes
+  EXPECT_EQ(names["from a long emoji name"], copies_of(emoji_char, 32) + " " + copies_of(emoji_char, 31));  // 253 bytes
+  EXPECT_EQ(names["from a name with a newline"], "Ann Lee");
+  EXPECT_EQ(names["a post under a long title"], copies_of(cjk_char, 85));                             // 255 bytes
+}
+
+TEST_F(telegram, a_chat_whose_title_is_over_256_bytes_signs_in_under_the_title_cut_between_code_points) {
+  constexpr long long long_titled = -1009876543210;
+  api.add_chat(long_titled, "supergroup", copies_of(emoji_char, 100));
+  auto ack = sign_in(dp->open(), token, std::to_string(long_titled));
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  EXPECT_EQ(text_of(descriptor_in(*ack)["target"].as_object(), "display_name"), copies_of(emoji_char, 64));
+}
+
+TEST_F(telegram, an_update_the_host_refuses_is_skipped_with_an_error_event_and_the_next_one_arrives) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  log_capture logs;
+  // Over the host's 64 KiB of text (Telegram's own limit is 4,096 characters): a message the plugin must not cut,
+  // so the host refuses it as invalid_message, every time it is asked.
+  std::string planted;
+  while (planted.size() <= 70000) planted += "planted-refused-text ";
+  api.add_update(token, telegram_text(group_id, "supergroup", 41, 555, "Bo", planted));
+  api.add_update(token, telegram_text(group_id, "supergroup", 42, 555, "Bo", "the one after it"));
+
+  auto m = dp->next_push("chat.message", channel, 10s);
+  ASSERT_TRUE(m) << "the update after a refused one never arrived";
+  EXPECT_EQ(text_of(payload_of(*m), "text"), "the one after it");
+  dp->send("chat.message.ack", {{"message_id", payload_of(*m).at("message_id")}, {"status", "accepted"}}, channel);
+  // Both are confirmed to Telegram: nothing is asked for again.
+  ASSERT_TRUE(wait_until([&] { return api.state()["pending"].as_object()[std::to_string(bot_id)] == 0; }, 10s));
+  EXPECT_FALSE(dp->next_push("chat.message", channel, 300ms));
+
+  auto events = http_get(server.port(), "/connectors/telegram/events?limit=1000", server.key()).json();
+  std::size_t refused = 0;
+  for (const auto& e : events.at("events").as_array())
+    if (e.at("event_type") == "error" && e.at("payload").at("code") == "invalid_message") ++refused;
+  EXPECT_EQ(refused, 1u) << json::serialize(events);
+  auto metrics = http_get(server.port(), "/metrics", server.key()).body;
+  EXPECT_NE(metrics.find("xconn_plugin_events_total{plugin=\"telegram\",name=\"updates_refused\"} 1"), std::string::npos);
+  auto health = http_get(server.port(), "/connectors/telegram/health", server.key()).body;
+  EXPECT_NE(health.find("healthy"), std::string::npos) << health;
+  // The refusal is logged with the update and the field, never the text.
+  EXPECT_NE(logs.text().find("was refused by the host and is skipped (text:"), std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("planted-refused-text"), std::string::npos);
+}
+
+TEST_F(telegram, an_update_id_of_int64_max_neither_overflows_the_offset_nor_stops_or_spins_the_poller) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  constexpr long long top = std::numeric_limits<long long>::max();
+  const std::string bot = std::to_string(bot_id);
+  auto penultimate = telegram_text(group_id, "supergroup", 51, 555, "Bo", "update INT64_MAX - 1");
+  api.add_raw_update(token, {{"update_id", top - 1}, {"message", penultimate}});
+  api.add_raw_update(token, {{"update_id", top}, {"message", telegram_text(group_id, "supergroup", 52, 555, "Bo", "update INT64_MAX")}});
+  std::set<std::string> seen;
+  auto texts = read_texts(*dp, channel, 2, seen, 10s);
+  ASSERT_EQ(texts, (std::vector<std::string>{"update INT64_MAX - 1", "update INT64_MAX"}));
+
+  // Telegram would keep sending INT64_MAX (no offset confirms it): the poller goes on asking from INT64_MAX, about
+  // once a second rather than as fast as the answers come, and delivers nothing twice.
+  auto calls = [&] { return api.state()["polls"].as_object()[bot].at("calls").to_number<long long>(); };
+  auto before = calls();
+  auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until([&] { return calls() >= before + 3; }, 15s));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 1500ms);
+  EXPECT_FALSE(dp->next_push("chat.message", channel, 300ms));
+  auto offsets = api.state()["polls"].as_object()[bot].at("offsets").as_array();
+  ASSERT_FALSE(offsets.empty());
+  for (std::size_t i = 1; i < offsets.size(); ++i)
+    EXPECT_LE(offsets[i - 1].to_number<long long>(), offsets[i].to_number<long long>()) << json::serialize(offsets);
+  EXPECT_EQ(offsets.back().to_number<long long>(), top) << json::serialize(offsets);
+  auto health = http_get(server.port(), "/connectors/telegram/health", server.key()).body;
+  EXPECT_NE(health.find("healthy"), std::string::npos) << health;
 }
 
 }  // namespace

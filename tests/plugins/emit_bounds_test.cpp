@@ -10,6 +10,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace {
 using xconn::kit::emit_display_field;
@@ -99,6 +100,14 @@ TEST(emit_refusal, only_an_invalid_message_or_a_gone_channel_is_final) {
   EXPECT_FALSE(xconn::kit::emit_refused_for_good("store_failed"));
   EXPECT_FALSE(xconn::kit::emit_refused_for_good("kv_quota_exceeded"));
   EXPECT_FALSE(xconn::kit::emit_refused_for_good(""));
+}
+
+TEST(emit_refusal, a_tally_names_the_count_at_powers_of_two_only) {
+  xconn::kit::refusal_tally tally;
+  std::vector<std::uint64_t> logged;
+  for (int i = 0; i < 1000; ++i)
+    if (auto n = tally.count()) logged.push_back(n);
+  EXPECT_EQ(logged, (std::vector<std::uint64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
 }
 
 TEST(update_offset, moves_past_each_update_and_saturates_at_int64_max) {

@@ -57,6 +57,11 @@ long long fake_telegram::add_update(const std::string& token, const json::object
   return v.is_object() ? v.at("update_id").to_number<long long>() : -1;
 }
 
+long long fake_telegram::add_raw_update(const std::string& token, const json::object& update) {
+  auto v = control("update", {{"token", token}, {"update", update}});
+  return v.is_object() ? v.at("update_id").to_number<long long>() : -1;
+}
+
 void fake_telegram::add_updates(const std::string& token, const json::array& messages) {
   control("updates", {{"token", token}, {"messages", messages}});
 }

@@ -24,6 +24,8 @@ class fake_telegram {
   void add_chat(long long id, const std::string& type, const std::string& title);
   // A message update for the bot of token; returns its update_id.
   long long add_update(const std::string& token, const boost::json::object& message);
+  // An update as given ({"message"} or {"channel_post"}, with an "update_id" of the test's choosing or none).
+  long long add_raw_update(const std::string& token, const boost::json::object& update);
   // Many message updates at once, in order (one control call).
   void add_updates(const std::string& token, const boost::json::array& messages);
   // A file the bot can fetch: getFile(file_id) names path, GET /file/bot<token>/<path> serves bytes.
@@ -31,7 +33,7 @@ class fake_telegram {
   // The next `times` calls of method answer status (and retry_after, when not 0).
   void add_fault(const std::string& method, int status, const std::string& description, int times = 1,
                  int retry_after = 0);
-  // {"sent": [...], "polls": {bot_id: {"calls","active","max_active"}}, "pending": {bot_id: n}}
+  // {"sent": [...], "polls": {bot_id: {"calls","active","max_active","offsets"}}, "pending": {bot_id: n}}
   boost::json::object state();
 
  private:
