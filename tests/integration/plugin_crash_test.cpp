@@ -1,4 +1,4 @@
-// A plugin build that kills xconnd in its start (SIGSEGV) must not crash it again at every start: the next start
+// A plugin build that kills xconnd in its start (SIGSEGV, abort) must not crash it again at every start: the next start
 // names it, refuses that build and serves the other plugins; deleting the record lets the build try again.
 #include "core/plugin_host/plugin_library.hpp"
 
@@ -92,6 +92,22 @@ TEST(plugin_crash, a_build_that_crashed_the_daemon_in_start_is_refused_at_the_ne
   EXPECT_FALSE(std::filesystem::exists(cache / ("starting-" + *sha))) << "a start that returned leaves no marker";
   third.signal(SIGTERM);
   EXPECT_EQ(third.wait_exit(30s), 0) << third.console();
+
+  // An abort in start is remembered the same way.
+  {
+    daemon_process fourth({"--config", "xconnd.yaml"}, dir.path(),
+                          {{"XCONN_TEST_KEY", crash_key}, {"XCONN_TEST_CRASH_IN_START", "abort"}});
+    EXPECT_EQ(fourth.wait_exit(30s), 128 + SIGABRT) << fourth.console();
+  }
+  daemon_process fifth({"--config", "xconnd.yaml"}, dir.path(),
+                       {{"XCONN_TEST_KEY", crash_key}, {"XCONN_TEST_CRASH_IN_START", "abort"}});
+  port = fifth.wait_listening(30s);
+  ASSERT_NE(port, 0) << fifth.console();
+  l = crash_list(port);
+  EXPECT_TRUE(l.echo_serves);
+  EXPECT_NE(l.crasher_refused.find("crashed the daemon during its start"), std::string::npos) << l.crasher_refused;
+  fifth.signal(SIGTERM);
+  EXPECT_EQ(fifth.wait_exit(30s), 0) << fifth.console();
 }
 
 }  // namespace
