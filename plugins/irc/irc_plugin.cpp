@@ -6,9 +6,11 @@
 #include "irc_manifest.hpp"
 #include "irc_session.hpp"
 #include "irc_text.hpp"
+#include "kit/emit_refusal.hpp"
 #include "kit/guarded_spawn.hpp"
 #include "kit/json_fields.hpp"
 #include "kit/tls_client.hpp"
+#include "kit/utf8_bound.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -315,11 +317,14 @@ class irc_plugin final : public xconn::sdk::plugin {
     if (!text || nick.empty()) return;
     *text = to_valid_utf8(*text);
     bool to_channel = is_channel(l.params[0]);
-    json::object message{{"text", *text}, {"sender_name", nick}};
+    json::object message{{"text", *text}, {"sender_name", xconn::kit::emit_display_field(nick)}};
     auto account = l.tags.find("account");
     message["sender_id"] = account != l.tags.end() && !account->second.empty() ? to_valid_utf8(account->second, true) : nick;
-    if (auto id = l.tags.find("msgid"); id != l.tags.end() && !id->second.empty())
-      message["msg_id"] = to_valid_utf8(id->second, true);
+    // A msgid past the host's 256 bytes would cost the whole line: it goes without one (and without dedup).
+    if (auto id = l.tags.find("msgid"); id != l.tags.end() && !id->second.empty()) {
+      auto msg_id = to_valid_utf8(id->second, true);
+      if (msg_id.size() <= xconn::kit::emit_field_max_bytes) message["msg_id"] = std::move(msg_id);
+    }
     auto time = l.tags.find("time");
     long long at = time == l.tags.end() ? 0 : server_time_ms(time->second);
     message["at"] = at > 0 ? at : now_ms();
@@ -329,8 +334,16 @@ class irc_plugin final : public xconn::sdk::plugin {
     for (const auto& [channel, b] : channels_) {
       if (b.key != key || fold(b.target) != from || is_channel(b.target) != to_channel) continue;
       host_.count("messages_received");
-      host_.emit(channel, body, [host = host_](xconn::sdk::emit_result r) {
-        if (!r.ok) host.warn("irc: a message was not stored: " + r.failure.code);
+      host_.emit(channel, body, [host = host_, refusals = refusals_](xconn::sdk::emit_result r) {
+        if (r.ok) return;
+        // A line cannot be asked for again: a refused one is dropped either way. One the host refused as invalid is
+        // final (its `error` event is the host's); the two kinds are told apart, logged at the 1st, 2nd, 4th, ...
+        bool final_refusal = xconn::kit::emit_refused_for_good(r.failure.code);
+        host.count(final_refusal ? "lines_refused" : "lines_not_stored");
+        if (auto n = (final_refusal ? refusals->invalid : refusals->not_stored).count())
+          host.warn("irc: " + std::to_string(n) + (final_refusal ? " line(s) refused by the host, dropped (last: "
+                                                                  : " message(s) not stored (last: ") +
+                    r.failure.code + (final_refusal ? ": " + r.failure.message : std::string()) + ")");
       });
     }
   }
@@ -424,6 +437,10 @@ class irc_plugin final : public xconn::sdk::plugin {
   // The event loop's alone:
   std::map<std::string, std::shared_ptr<session>> sessions_;  // by session key
   std::map<std::string, binding> channels_;                   // signed-in channels, by channel id
+  struct refusal_tallies {
+    xconn::kit::refusal_tally invalid, not_stored;
+  };
+  std::shared_ptr<refusal_tallies> refusals_ = std::make_shared<refusal_tallies>();  // shared with emit callbacks
 };
 
 }  // namespace

@@ -453,6 +453,54 @@ TEST(irc_hostile, a_server_sending_garbage_neither_crashes_nor_corrupts_and_an_e
   EXPECT_EQ(text_of(payload_of(*m), "text"), "after the reconnect");
 }
 
+// Lines the host would refuse (plugin-api.md "Refused emits"): a msgid tag past 256 bytes is left out and a nick past
+// 256 bytes is cut in sender_name, so those lines arrive; an account tag past 256 bytes (the sender's id, which the
+// plugin must not shorten) is refused by the host: dropped with one error event and a log line without its text,
+// and the next line still arrives.
+TEST(irc_hostile, lines_with_long_fields_arrive_bounded_and_one_the_host_refuses_is_dropped_with_an_error_event) {
+  log_capture logs;
+  hostile_irc_server hostile;
+  server_fixture server({"irc.so"});
+  server.start();
+  auto dp = dp_client::connect(server.port(), server.key(), "irc");
+  ASSERT_TRUE(dp);
+  auto channel = dp->open();
+  json::object input{{"server", "127.0.0.1:" + std::to_string(hostile.port())}, {"nick", "xbot"}, {"target", "#ops"}};
+  std::thread serve([&] { EXPECT_TRUE(hostile.accept_and_welcome()); });
+  auto ack = dp->auth_start(channel, "irc_login", input);
+  serve.join();
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+
+  hostile.send("@msgid=" + std::string(300, 'm') + " :ann!a@h PRIVMSG #ops :a long msgid\r\n");
+  hostile.send("@account=ann :" + std::string(300, 'n') + "!a@h PRIVMSG #ops :a long nick\r\n");
+  hostile.send("@account=" + std::string(300, 'a') + " :bob!b@h PRIVMSG #ops :planted-irc-refused-line\r\n");
+  hostile.send(":ann!a@h PRIVMSG #ops :after the refused one\r\n");
+  std::vector<json::object> got;
+  for (int i = 0; i < 3; ++i) {
+    auto m = dp->next_push("chat.message", channel, 10s);
+    ASSERT_TRUE(m) << "only " << i << " of 3 arrived";
+    got.push_back(payload_of(*m));
+    dp->send("chat.message.ack", {{"message_id", got.back().at("message_id")}, {"status", "accepted"}}, channel);
+  }
+  EXPECT_EQ(text_of(got[0], "text"), "a long msgid");
+  EXPECT_EQ(text_of(got[1], "text"), "a long nick");
+  EXPECT_EQ(text_of(got[1].at("sender").as_object(), "name"), std::string(256, 'n'));
+  EXPECT_EQ(text_of(got[1].at("sender").as_object(), "id"), "ann");
+  EXPECT_EQ(text_of(got[2], "text"), "after the refused one");
+
+  auto events = http_get(server.port(), "/connectors/irc/events?limit=1000", server.key()).json();
+  std::size_t refused = 0;
+  for (const auto& e : events.at("events").as_array())
+    if (e.at("event_type") == "error" && e.at("payload").at("code") == "invalid_message") ++refused;
+  EXPECT_EQ(refused, 1u) << json::serialize(events);
+  auto metrics = http_get(server.port(), "/metrics", server.key()).body;
+  EXPECT_NE(metrics.find("xconn_plugin_events_total{plugin=\"irc\",name=\"lines_refused\"} 1"), std::string::npos);
+  EXPECT_NE(logs.text().find("1 line(s) refused by the host, dropped (last: invalid_message: sender_id:"),
+            std::string::npos) << logs.text();
+  EXPECT_EQ(logs.text().find("planted-irc-refused-line"), std::string::npos);
+}
+
 TEST(irc_secrets, the_server_password_reaches_no_log_line_event_metric_descriptor_or_store_byte) {
   log_capture logs;
   ngircd_server ircd(irc_password);
