@@ -245,6 +245,31 @@ TEST_F(webhook, a_malformed_body_is_400_naming_the_field) {
   EXPECT_FALSE(dp->next_push("chat.message", channel, 300ms));
 }
 
+// The adapters' rule for refused emits (plugin-api.md "Refused emits"): what the host refuses as invalid is a final 4xx
+// to the sender (sending it again cannot help), each time with an `error` event, never a 5xx that invites a retry; the
+// channel goes on taking the next message. (A store failure is the 503 with Retry-After.)
+TEST_F(webhook, a_message_the_host_refuses_is_a_final_400_each_time_with_an_error_event_and_the_next_is_taken) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  std::string long_text(70000, 't');  // over the host's 64 KiB of text, within policy.max_body_bytes
+  auto refused = post_in(server.port(), channel, R"({"text":")" + long_text + R"(","msg_id":"m-refused"})");
+  EXPECT_EQ(refused.status, 400) << refused.body.substr(0, 300);
+  EXPECT_NE(refused.body.find("\"field\":\"text\""), std::string::npos) << refused.body.substr(0, 300);
+  EXPECT_EQ(refused.body.find("ttttttttttttttttttttttttttttttt"), std::string::npos);
+  // The same again gets the same answer: nothing of the first was kept as a replay.
+  EXPECT_EQ(post_in(server.port(), channel, R"({"text":")" + long_text + R"(","msg_id":"m-refused"})").status, 400);
+
+  auto taken = post_in(server.port(), channel, R"({"text":"the next one","msg_id":"m-next"})");
+  EXPECT_EQ(taken.status, 202) << taken.body;
+  EXPECT_EQ(text_of(next_message(channel), "text"), "the next one");
+  auto events = http_get(server.port(), "/connectors/webhook/events?limit=1000", server.key()).json();
+  std::size_t errors = 0;
+  for (const auto& e : events.at("events").as_array())
+    if (e.at("event_type") == "error" && e.at("payload").at("code") == "invalid_message") ++errors;
+  EXPECT_EQ(errors, 2u) << json::serialize(events);
+  EXPECT_EQ(counted(server.port(), server.key(), "inbound_bad_body"), 2);
+}
+
 TEST_F(webhook, a_body_over_one_mib_is_413) {
   auto channel = bound();
   ASSERT_FALSE(channel.empty());
