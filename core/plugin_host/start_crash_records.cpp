@@ -51,12 +51,20 @@ std::string shown(const std::filesystem::path& record) {
   return (ec ? record : absolute).lexically_normal().string();
 }
 
-// The marker's text: the plugin id on the first line, its file on the second.
+// The marker's text: the plugin id on the first line, its file on the second. Read for one log line only: at most
+// 4 KiB, anything but printable ASCII shown as '?' (the cache folder is the store's, but a log line stays one line).
 std::pair<std::string, std::string> read_marker(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string id, file;
-  std::getline(in, id);
-  std::getline(in, file);
+  std::ifstream in(path, std::ios::binary);
+  std::string text(4096, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  auto newline = text.find('\n');
+  std::string id = text.substr(0, newline);
+  std::string file = newline == std::string::npos ? "" : text.substr(newline + 1);
+  file = file.substr(0, file.find('\n'));
+  for (auto* part : {&id, &file})
+    for (char& c : *part)
+      if (c < 0x20 || c > 0x7e) c = '?';
   return {id.empty() ? "?" : id, file.empty() ? "?" : file};
 }
 

@@ -3,7 +3,10 @@
 #include "core/plugin_host/plugin_library.hpp"
 #include "core/plugin_host/start_crash_records.hpp"
 
+#include "support/log_capture.hpp"
 #include "support/test_support.hpp"
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -58,6 +61,27 @@ TEST(start_crash_records, a_marker_left_behind_becomes_a_record_that_refuses_tha
   EXPECT_NE(crashed_start_refusal(dir.path(), crash_sha), "");
   std::filesystem::remove(record);
   EXPECT_EQ(crashed_start_refusal(dir.path(), crash_sha), "");
+}
+
+TEST(start_crash_records, a_hostile_marker_makes_one_short_log_line) {
+  test::temp_dir dir;
+  // A first line of 1 MiB, control characters and an escape sequence, no second line.
+  test::write_file(dir.path() / ("starting-" + crash_sha), std::string(1 << 20, 'x') + "\x1b[2J\r\0");
+  test::write_file(dir.path() / ("starting-" + other_sha), "id\rwith\x1b[31m\nfile\x07\n\n\n");
+  std::string text;
+  {
+    test::log_capture log;
+    collect_start_markers(dir.path());
+    text = log.text();
+  }
+  EXPECT_NE(crashed_start_refusal(dir.path(), crash_sha), "");
+  EXPECT_NE(crashed_start_refusal(dir.path(), other_sha), "");
+  EXPECT_LT(text.size(), 2u * 4096 + 2048) << "the marker is read up to 4 KiB";
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(text.find('\x07'), std::string::npos);
+  EXPECT_NE(text.find("plugin id?with?[31m (file file?, sha256 " + other_sha), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
 }
 
 TEST(start_crash_records, the_loader_refuses_a_recorded_build_before_opening_it) {
