@@ -5,6 +5,7 @@
 #include "core/channels/channel_service.hpp"
 #include "core/channels/connector_ids.hpp"
 #include "core/plugin_host/connector_registry.hpp"
+#include "core/plugin_host/consumer_key.hpp"
 #include "core/app/http_listener.hpp"
 #include "core/app/http_session.hpp"
 #include "core/channels/consumer_registry.hpp"
@@ -186,6 +187,9 @@ plugin_host_hooks server::impl::plugin_hooks() {
     if (why.empty() && now && now->binding_lost)
       from.stop_consumers(consumers->release_channel(from.id(), channel_id), std::chrono::seconds(cfg.tools.timeout_s));
     return why;
+  };
+  hooks.consumer_key = [this](const std::string& plugin_id, std::string_view material) {
+    return consumer_key_maker(*seal).key(plugin_id, material);
   };
   hooks.base_url = [this](const connector& of) {
     return ctx->public_base_url.empty() ? std::string() : ctx->public_base_url + "/connectors/" + of.id();

@@ -4,6 +4,7 @@
 #include "core/base/secret_file.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <memory>
@@ -75,6 +76,15 @@ std::optional<std::string> sealer::open(std::string_view sealed, std::string_vie
       EVP_DecryptFinal_ex(ctx.get(), p + n, &n) != 1)
     return std::nullopt;  // a wrong key, another record's value, or changed bytes: the tag does not match
   return plain;
+}
+
+std::array<unsigned char, 32> sealer::derive(std::string_view label) const {
+  std::array<unsigned char, 32> out{};
+  unsigned int size = 0;
+  if (!HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()), bytes(label), label.size(), out.data(), &size) ||
+      size != out.size())
+    throw std::runtime_error("HMAC-SHA256 failed");
+  return out;
 }
 
 }  // namespace xconn

@@ -23,6 +23,9 @@ class sealer {
   std::string seal(std::string_view plain, std::string_view associated) const;
   // nullopt when the value was not sealed by this key for this associated data, or was changed.
   std::optional<std::string> open(std::string_view sealed, std::string_view associated) const;
+  // HMAC-SHA256 of label under the key: a key of its own for another purpose (a plugin's consumer keys), from which
+  // the data key cannot be read back. Labels of different purposes must differ.
+  std::array<unsigned char, 32> derive(std::string_view label) const;
 
  private:
   std::array<unsigned char, 32> key_;

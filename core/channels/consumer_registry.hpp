@@ -7,7 +7,9 @@
 // It checks its own references only: it is never told "the connector is gone, stop everything"; a connector
 // that goes away deregisters its channels, and each channel's release_channel does the counting.
 //
-// A consumer_key names a credential without being it (a hash, an app id): 1-128 bytes of printable ASCII.
+// A consumer_key names a credential without being it (the host's HMAC of it, consumer_key.hpp; an app id): 1-128
+// bytes of printable ASCII. Keys a build before ABI 1.5 stored (a bare SHA-256) are released by the plugin when it
+// restores the channel under the new key.
 // Records: database "consumers", key "<plugin>\n<channel>\n<consumer_key>", value "".
 //
 // Thread-safe behind one mutex (plugin threads and I/O threads call it); it never waits on a disk: each change

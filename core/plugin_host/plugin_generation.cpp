@@ -136,6 +136,7 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_call_progress = &plugin_generation::on_host_call_progress;
   host_api_.xconn_host_count = &plugin_generation::on_host_count;
   host_api_.xconn_host_base_url = &plugin_generation::on_host_base_url;
+  host_api_.xconn_host_consumer_key = &plugin_generation::on_host_consumer_key;
   health_.last_seen_at = unix_ms();
 }
 

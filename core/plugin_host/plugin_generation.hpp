@@ -75,6 +75,8 @@ struct plugin_host_hooks {
   std::function<void(const std::string& plugin_id, health_state)> health_changed;
   // The connector's absolute base URL ("" before the server listens).
   std::function<std::string(const connector& of)> base_url;
+  // A shared consumer's key for a plugin (consumer_key.hpp); "" when refused. Empty: the call answers -1.
+  std::function<std::string(const std::string& plugin_id, std::string_view material)> consumer_key;
 };
 
 class plugin_generation : public std::enable_shared_from_this<plugin_generation> {
@@ -177,6 +179,7 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static int on_host_call_progress(xconn_call* call, xconn_str progress_json);
   static int on_host_count(void* ctx, xconn_str name, uint64_t delta);
   static int64_t on_host_base_url(void* ctx, char* out, size_t capacity);
+  static int on_host_consumer_key(void* ctx, xconn_str material, char* out, size_t capacity);  // its own file
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);

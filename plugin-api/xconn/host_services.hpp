@@ -146,6 +146,17 @@ class host {
     api_->xconn_host_consumer_release(api_->host_ctx, to_c(connector_channel_id), to_c(consumer_key));
   }
 
+  // The key of the shared consumer that material identifies (ABI 1.5, plugin.h xconn_host_consumer_key): 64 hex
+  // digits, the same after a restart, of no use for guessing the credential without the host's sealing key. "" on
+  // an older host or for material the host refuses (empty, over 64 KiB).
+  std::string consumer_key(std::string_view material) const {
+    if (!XCONN_HOST_HAS(api_, xconn_host_consumer_key)) return "";
+    std::string out(64, '\0');
+    auto size = api_->xconn_host_consumer_key(api_->host_ctx, to_c(material), out.data(), out.size());
+    if (size != static_cast<int>(out.size())) return "";
+    return out;
+  }
+
   // Whether the host has the file store (ABI 1.2).
   bool has_files() const { return XCONN_HOST_HAS(api_, xconn_host_file_read); }
   // Whether the host keeps the plugin's key-value store (ABI 1.3).

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 4u
+#define XCONN_PLUGIN_API_MINOR 5u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -236,6 +236,15 @@ typedef struct xconn_host_api {
    * webhook's inbound URL). Copies at most capacity bytes to out and returns the full size (call again with
    * more room when it is larger); -1 before the server listens. Any thread. */
   int64_t (*xconn_host_base_url)(void* host_ctx, char* out, size_t capacity);
+
+  /* Since 1.5. The consumer_key for xconn_host_consumer_acquire of the consumer that material identifies (the
+   * credential and what it reaches, e.g. "host\nport\nnick\npassword"): 64 lowercase hex digits of
+   * HMAC-SHA256(k, material), k = HMAC-SHA256(the store's sealing key, "xconn consumer key\0" + plugin id). The same
+   * material gives the same key across restarts and reloads (so a plugin finds its consumers again), another plugin
+   * gets another key, and without the sealing key (not in the store or its backups) a stored key cannot be checked
+   * against a guessed credential. Writes 64 bytes to out (no NUL) and returns 64; -1 when capacity is under 64 or
+   * material is empty or over 65536 bytes. Any thread. */
+  int (*xconn_host_consumer_key)(void* host_ctx, xconn_str material, char* out, size_t capacity);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

@@ -96,6 +96,13 @@ class auth_flows {
     identity_key_ = std::move(key);
   }
 
+  // The host's consumer key for material (host.consumer_key, ABI 1.5): keyed by the sealing key, which is not in the
+  // store as identity_key is. Unset, or "" from it (an older host): the identity_key HMAC.
+  void set_consumer_key_maker(std::function<std::string(std::string_view material)> maker) {
+    std::lock_guard lock(mutex_);
+    consumer_key_maker_ = std::move(maker);
+  }
+
   // input_json is the form input (the host has checked it against the card); a QR flow ignores it.
   auth_outcome start(std::string_view channel, std::string_view flow_id, std::string_view session_id,
                      std::string_view input_json) {
@@ -193,6 +200,9 @@ class auth_flows {
     std::lock_guard lock(mutex_);
     auth_binding binding{std::string(display_name), token_account_hint(identity_key_, token->as_string())};
     std::string consumer = token_consumer_key(identity_key_, token->as_string());
+    if (auto by_host = consumer_key_maker_ ? consumer_key_maker_("consumer\n" + std::string(token->as_string())) : "";
+        !by_host.empty())
+      consumer = "token-" + by_host;
     logins_[std::string(channel)] = binding;
     auth_answer signed_in = authenticated(std::move(binding));
     signed_in.consumer_key = std::move(consumer);
@@ -227,6 +237,7 @@ class auth_flows {
   clock_fn now_ms_;
   random_fn random_;
   std::string identity_key_;  // guarded by mutex_
+  std::function<std::string(std::string_view)> consumer_key_maker_;  // guarded by mutex_
   mutable std::mutex mutex_;
   std::map<std::string, qr_session, std::less<>> qr_sessions_;  // by the host's auth_session_id
   std::map<std::string, auth_binding, std::less<>> logins_;     // by connector_channel_id

@@ -74,6 +74,9 @@ class echo_plugin final : public xconn::sdk::plugin {
 
   void start(completion done) override {
     auth_.set_identity_key(identity_key());
+#if XCONN_PLUGIN_API_MINOR >= 5  // echo is also built against older headers (a test fixture): no such call there
+    auth_.set_consumer_key_maker([host = host_](std::string_view material) { return host.consumer_key(material); });
+#endif
     sleeps_.start();
     host_.info("echo started");
     host_.report_health(XCONN_HEALTH_HEALTHY);

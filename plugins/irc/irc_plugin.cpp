@@ -6,6 +6,7 @@
 #include "irc_manifest.hpp"
 #include "irc_session.hpp"
 #include "irc_text.hpp"
+#include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
 #include "kit/guarded_spawn.hpp"
 #include "kit/json_fields.hpp"
@@ -22,7 +23,6 @@
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
 
-#include <openssl/sha.h>
 
 #include <condition_variable>
 #include <ctime>
@@ -46,14 +46,13 @@ using clock = std::chrono::steady_clock;
 using xconn::kit::parse_object;
 using xconn::kit::string_at;
 
-// The shared consumer of a connection: a hash of what identifies it, so the key names no password.
-std::string session_key(const login& l) {
-  std::string identity = l.host + "\n" + l.port + "\n" + (l.tls ? "tls" : "plain") + "\n" + l.nick + "\n" + l.password;
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(identity.data()), identity.size(), digest);
-  std::string out = "irc-";
-  for (int i = 0; i < 8; ++i) out += "0123456789abcdef"[digest[i] >> 4], out += "0123456789abcdef"[digest[i] & 15];
-  return out;
+// What identifies a connection. It holds the password: only ever turned into a key, never kept or logged.
+std::string session_material(const login& l) {
+  return l.host + "\n" + l.port + "\n" + (l.tls ? "tls" : "plain") + "\n" + l.nick + "\n" + l.password;
+}
+// The shared consumer of a connection: the host's HMAC of what identifies it (kit/consumer_key.hpp).
+std::string session_key(const xconn::sdk::host& host, const login& l) {
+  return xconn::kit::consumer_key(host, "irc-", session_material(l));
 }
 
 // IRCv3 server-time ("2026-12-06T07:42:44.123Z") in unix milliseconds; 0 when it is not that.
@@ -206,7 +205,7 @@ class irc_plugin final : public xconn::sdk::plugin {
 
   // The session of a login: the one already open for its (server, nick, password), else a new one, connecting.
   std::shared_ptr<session> session_for(const login& l) {
-    auto key = session_key(l);
+    auto key = session_key(host_, l);
     if (auto it = sessions_.find(key); it != sessions_.end()) return it->second;
     session_options options{l.host, l.port, l.tls, l.nick, l.password, std::chrono::seconds(settings_.connect_timeout_s),
                             settings_.lines_per_second};
@@ -236,7 +235,7 @@ class irc_plugin final : public xconn::sdk::plugin {
   }
 
   awaitable<void> sign_in(std::string channel, login l, completion done) {
-    auto key = session_key(l);
+    auto key = session_key(host_, l);
     auto s = session_for(l);
     auto outcome = co_await s->ready(clock::now() + std::chrono::seconds(settings_.connect_timeout_s));
     if (outcome.empty() && is_channel(l.target)) outcome = co_await s->join(l.target, clock::now() + 10s);
@@ -258,9 +257,12 @@ class irc_plugin final : public xconn::sdk::plugin {
   // A restored channel: its connection is held again at once (it keeps trying while the server is away), and the
   // channel is shown connected once the server took the nick and the channel was joined.
   awaitable<void> restore(std::string channel, login l, completion done) {
-    auto key = session_key(l);
+    auto key = session_key(host_, l);
     auto s = session_for(l);
     bind(channel, {key, l.target, false});
+    // A channel signed in before the keys were HMACs still holds the bare hash: let go of it (docs/irc.md).
+    if (auto legacy = xconn::kit::legacy_consumer_key("irc-", session_material(l)); legacy != key)
+      host_.release_consumer(channel, legacy);
     auto outcome = co_await s->ready(clock::now() + std::chrono::seconds(settings_.connect_timeout_s));
     if (outcome.empty() && is_channel(l.target)) outcome = co_await s->join(l.target, clock::now() + 10s);
     if (outcome == "invalid_credentials" || outcome == "join_refused") {
@@ -334,7 +336,7 @@ class irc_plugin final : public xconn::sdk::plugin {
     for (const auto& [channel, b] : channels_) {
       if (b.key != key || fold(b.target) != from || is_channel(b.target) != to_channel) continue;
       host_.count("messages_received");
-      host_.emit(channel, body, [host = host_, refusals = refusals_](xconn::sdk::emit_result r) {
+      host_.emit(channel, body, [host = host_, slot = emit_slot(key), refusals = refusals_](xconn::sdk::emit_result r) {
         if (r.ok) return;
         // A line cannot be asked for again: a refused one is dropped either way. One the host refused as invalid is
         // final (its `error` event is the host's); the two kinds are told apart, logged at the 1st, 2nd, 4th, ...
@@ -346,6 +348,12 @@ class irc_plugin final : public xconn::sdk::plugin {
                     r.failure.code + (final_refusal ? ": " + r.failure.message : std::string()) + ")");
       });
     }
+  }
+
+  // Held by an emit until the host answered it: the connection reads no further while too many are unanswered.
+  std::shared_ptr<void> emit_slot(const std::string& key) {
+    auto it = sessions_.find(key);
+    return it == sessions_.end() ? nullptr : it->second->hold_emit_slot();
   }
 
   void state_changed(const std::string& key, bool up) {

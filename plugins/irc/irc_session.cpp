@@ -57,7 +57,8 @@ session::session(asio::io_context& io, asio::ssl::context& tls, session_options 
       options_(std::move(options)),
       events_(std::move(events)),
       writer_wake_(io),
-      backoff_(io) {}
+      backoff_(io),
+      reader_wake_(io) {}
 
 void session::run() { asio::co_spawn(io_, lifetime(), asio::detached); }
 
@@ -161,6 +162,7 @@ void session::settle_registration(const std::string& outcome) {
 
 void session::drop_connection() {
   if (link_) link_->shut();
+  reader_wake_.cancel();
   link_.reset();
   registered_ = false;
   control_.clear();
@@ -187,6 +189,8 @@ awaitable<void> session::read_lines(std::shared_ptr<link> l) {
         std::string_view text(buffer.data() + start, end - start);
         start = end + 1;
         if (text.ends_with('\r')) text.remove_suffix(1);
+        if (emits_in_flight_ >= options_.max_emits_in_flight) co_await wait_for_emit_room(l);
+        if (!l->open) co_return;
         if (auto parsed = parse_line(text)) handle(*parsed);
         if (!l->open) co_return;
       }
@@ -196,6 +200,32 @@ awaitable<void> session::read_lines(std::shared_ptr<link> l) {
   } catch (const boost::system::system_error&) {
   }
   if (link_ == l) drop_connection();
+}
+
+std::shared_ptr<void> session::hold_emit_slot() {
+  ++emits_in_flight_;
+  // The host answers on its own threads: the count is only ever changed on the event loop.
+  return std::shared_ptr<void>(nullptr, [weak = weak_from_this(), &io = io_](void*) {
+    asio::post(io, [weak] {
+      if (auto self = weak.lock()) self->emit_answered();
+    });
+  });
+}
+
+void session::emit_answered() {
+  if (emits_in_flight_ > 0) --emits_in_flight_;
+  if (emits_in_flight_ < options_.max_emits_in_flight) reader_wake_.cancel();
+}
+
+awaitable<void> session::wait_for_emit_room(const std::shared_ptr<link>& l) {
+  events_.on_count("read_pauses");
+  while (l->open && emits_in_flight_ >= options_.max_emits_in_flight) {
+    // The keepalive must not read a paused reader as a dead server: the server is not the one that is late.
+    l->last_read = clock::now();
+    reader_wake_.expires_after(keepalive_interval / 3);
+    boost::system::error_code ec;
+    co_await reader_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
 }
 
 awaitable<void> session::write_lines(std::shared_ptr<link> l) {

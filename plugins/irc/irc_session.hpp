@@ -1,7 +1,9 @@
 // One IRC connection (server, nick, password), shared by every channel bound through it: registration (CAP for
 // IRCv3 tags, PASS, NICK, USER), PING/PONG and a keepalive, JOINs kept and redone after a reconnect, NAMES, and
 // outgoing PRIVMSG lines paced at lines_per_second. A dropped connection reconnects with backoff 1 s doubling to
-// 30 s. Everything runs on the plugin's one event-loop thread: no member is touched from another.
+// 30 s. Incoming lines are read no faster than the host stores their emits: the reader stops while
+// max_emits_in_flight are unanswered, so a flood waits in TCP (and at the server), not in memory. Everything runs
+// on the plugin's one event-loop thread: no member is touched from another (an emit slot only posts to it).
 #pragma once
 
 #include "irc_line.hpp"
@@ -33,6 +35,7 @@ struct session_options {
   std::string password;  // "" for none; a secret: never logged or quoted
   std::chrono::seconds connect_timeout{15};
   int lines_per_second = 2;
+  std::size_t max_emits_in_flight = 64;  // lines handed to the host and not yet answered, per connection
 };
 
 // What the session tells its owner, always on the event-loop thread.
@@ -67,6 +70,10 @@ class session : public std::enable_shared_from_this<session> {
   void abandon();
 
   bool registered() const { return registered_; }
+  // One emit in flight for this connection: the reader stops at max_emits_in_flight until slots are let go. Keep
+  // it until the host answered the emit; it may be destroyed on any thread (it posts back to the event loop).
+  std::shared_ptr<void> hold_emit_slot();
+  std::size_t emits_in_flight() const { return emits_in_flight_; }
   const session_options& options() const { return options_; }
 
   // The outcome of the first registration, or of the current one once the session was up: "" registered, else
@@ -121,6 +128,9 @@ class session : public std::enable_shared_from_this<session> {
   void handle_registration(const line& l);
   void send_now(std::string text);  // a control line (PONG, JOIN, CAP, ...): ahead of the paced ones
   void wake_writer() { writer_wake_.cancel(); }
+  void emit_answered();
+  // Until an emit slot is free (or the link closed): the flood's backpressure.
+  boost::asio::awaitable<void> wait_for_emit_room(const std::shared_ptr<link>& l);
   void settle_registration(const std::string& outcome);
   void drop_connection();
 
@@ -141,6 +151,8 @@ class session : public std::enable_shared_from_this<session> {
   std::chrono::steady_clock::time_point next_paced_{};
   boost::asio::steady_timer writer_wake_;
   boost::asio::steady_timer backoff_;
+  boost::asio::steady_timer reader_wake_;  // cancelled when an emit slot frees or the link drops
+  std::size_t emits_in_flight_ = 0;
   std::map<std::string, std::string> wanted_;  // channels to be in: folded name → as given
   std::set<std::string> joined_;               // folded names the server confirmed on this connection
   std::vector<pending_join> joins_;

@@ -9,6 +9,7 @@
 #include "telegram_text.hpp"
 #include "telegram_offset.hpp"
 #include "telegram_updates.hpp"
+#include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
 #include "kit/guarded_spawn.hpp"
 
@@ -50,13 +51,9 @@ constexpr auto call_timeout = 15s;
 constexpr std::size_t max_media_bytes = 50u << 20;  // above the Bot API's own 20 MB download limit
 
 
-// The shared consumer of a bot token: a hash, so the key names no secret.
-std::string token_key(std::string_view token) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(), digest);
-  std::string out = "bot-";
-  for (int i = 0; i < 8; ++i) out += "0123456789abcdef"[digest[i] >> 4], out += "0123456789abcdef"[digest[i] & 15];
-  return out;
+// The shared consumer of a bot token: the host's HMAC of it (kit/consumer_key.hpp), so the key names no secret.
+std::string token_key(const xconn::sdk::host& host, std::string_view token) {
+  return xconn::kit::consumer_key(host, "bot-", token);
 }
 
 // Runs a host callback API as an awaitable: start(resume) gets a callback that resumes the coroutine with its value,
@@ -172,7 +169,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   struct binding {
     std::string channel;
     std::string token;
-    std::string key;      // token_key(token): the shared poller
+    std::string key;      // token_key(host_, token): the shared poller
     std::string chat_id;  // Telegram's integer id, as text
   };
   // One assistant message shown live (deltas as edits), by channel and message id.
@@ -241,7 +238,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       std::chrono::steady_clock::time_point until;
       {
         std::lock_guard lock(mutex_);
-        auto it = hold_until_.find(token_key(token));
+        auto it = hold_until_.find(token_key(host_, token));
         if (it == hold_until_.end() || it->second <= std::chrono::steady_clock::now()) co_return;
         until = it->second;
       }
@@ -271,7 +268,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   void note_hold(const std::string& token, const api_reply& r) {
     if (r.http_status != 429) return;
     std::lock_guard lock(mutex_);
-    hold_until_[token_key(token)] = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, r.retry_after_s));
+    hold_until_[token_key(host_, token)] = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, r.retry_after_s));
   }
   awaitable<api_reply> call(const std::string& token, const std::string& method, const json::object& params,
                             std::chrono::seconds timeout) {
@@ -317,7 +314,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       host_.kv_write(kv_batch().put("chat/" + channel, chat_id), std::move(resume));
     });
     if (!kept.ok) co_return done.fail({"store_failed", "the binding could not be kept", true});
-    bind({channel, token, token_key(token), chat_id});
+    bind({channel, token, token_key(host_, token), chat_id});
     // A title of 128 CJK characters is 384 bytes: cut to the host's bound, or the sign-in would be refused.
     title = xconn::kit::emit_display_field(title.empty() ? chat_id : title);
     json::object binding{{"display_name", title},
@@ -336,7 +333,10 @@ class telegram_plugin final : public xconn::sdk::plugin {
     auto chat = co_await call(token, "getChat", chat_params, call_timeout);
     if (!chat.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
     if (chat.http_status == 403 || chat.http_status == 400) co_return done.ok(xconn::sdk::channel_report("revoked"));
-    bind({channel, token, token_key(token), chat_id});
+    bind({channel, token, token_key(host_, token), chat_id});
+    // A channel signed in before the keys were HMACs still holds the bare hash: let go of it (docs/telegram.md).
+    if (auto legacy = xconn::kit::legacy_consumer_key("bot-", token); legacy != token_key(host_, token))
+      host_.release_consumer(channel, legacy);
     done.ok(xconn::sdk::channel_report("connected"));
   }
 
@@ -637,7 +637,11 @@ class telegram_plugin final : public xconn::sdk::plugin {
 
   awaitable<void> poll(std::shared_ptr<poller> p) {
     const std::string cursor_key = "offset/" + p->key;
-    auto offset = update_offset::from_kept(host_.kv_get(cursor_key).value_or(""));
+    auto kept = host_.kv_get(cursor_key);
+    // A build before the HMAC keys kept the offset under the bare hash of the token: carried over, then erased.
+    if (auto legacy = "offset/" + xconn::kit::legacy_consumer_key("bot-", p->token); !kept && legacy != cursor_key)
+      if ((kept = host_.kv_get(legacy))) host_.kv_write(kv_batch().put(cursor_key, *kept).erase(legacy));
+    auto offset = update_offset::from_kept(kept.value_or(""));
     bool degraded = false;
     auto set_health = [&](bool bad, const char* code) {
       if (bad == degraded) return;

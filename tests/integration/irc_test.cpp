@@ -1,6 +1,9 @@
 // The irc plugin (adapters page "irc") on the real server against Debian's ngircd, started here on a loopback port:
 // sign-in and its refusals, messages both ways (split and paced), NAMES, one connection for several targets, a
 // server killed and started again, a restart of xconn, and the server password nowhere but the sealed store.
+#include "core/base/crypto.hpp"
+#include "core/channels/consumer_registry.hpp"
+#include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/irc_test_client.hpp"
 #include "support/log_capture.hpp"
@@ -16,6 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
@@ -315,6 +322,76 @@ TEST_F(irc_with_password, a_wrong_server_password_is_invalid_credentials_and_the
   EXPECT_EQ(refusal(login("xbot", "#ops")), "authenticated");
 }
 
+// The consumer records of channel in a stopped server's store: the keys it holds.
+std::set<std::string> held_keys(const std::filesystem::path& store_path, const std::string& channel) {
+  std::set<std::string> keys;
+  auto db = store::open({store_path.string(), 1ull << 26, {std::string(consumer_registry::database)}});
+  if (!db) {
+    ADD_FAILURE() << db.error();
+    return keys;
+  }
+  const std::string prefix = "irc\n" + channel + "\n";
+  (*db)->scan(consumer_registry::database, prefix, [&](std::string_view k, std::string_view) {
+    keys.emplace(k.substr(prefix.size()));
+    return true;
+  });
+  return keys;
+}
+
+// The connection's consumer key is the host's HMAC under a key derived from the sealing key, not a bare SHA-256 of
+// what identifies it (a word list of server passwords would find that in the store or any backup), and it is the
+// same after a restart. A store an older build left with the bare hash keeps working: the restored channel holds
+// the new key and lets go of the old one.
+TEST_F(irc_with_password, the_consumer_key_is_no_bare_hash_of_the_password_is_stable_and_an_old_key_is_replaced) {
+  auto channel = bound("xbot", "#ops");
+  ASSERT_FALSE(channel.empty());
+  auto connector_id = dp->connector_id();
+  const std::string material = "127.0.0.1\n" + std::to_string(ircd.port()) + "\nplain\nxbot\n" + irc_password;
+  const std::string bare = sha256_hex(material);
+  const std::string legacy = "irc-" + bare.substr(0, 16);
+  dp.reset();
+  server.stop();
+  const auto store_path = server.dir().path() / "store";
+  auto held = held_keys(store_path, channel);
+  ASSERT_EQ(held.size(), 1u);
+  const std::string key = *held.begin();
+  ASSERT_EQ(key.size(), 4 + 64u) << key;
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef", 4), std::string::npos) << key;
+  EXPECT_NE(key.substr(4), bare);
+  EXPECT_EQ(read_file(store_path / "data.mdb").find(bare.substr(0, 16)), std::string::npos)
+      << "no part of the bare hash is in the store";
+
+  {  // The store as an older build left it: the same channel holding the bare hash.
+    auto db = store::open({store_path.string(), 1ull << 26, {std::string(consumer_registry::database)}});
+    ASSERT_TRUE(db) << db.error();
+    consumer_registry old(**db);
+    old.load();
+    old.release("irc", channel, key);
+    ASSERT_EQ(old.acquire("irc", channel, legacy), 1);
+  }
+  ASSERT_EQ(held_keys(store_path, channel), std::set<std::string>{legacy});
+
+  server.start();
+  dp = dp_client::connect(server.port(), server.key(), "irc", {{"connector_id", connector_id}});
+  ASSERT_TRUE(dp);
+  ASSERT_TRUE(dp->open_channel(channel));
+  EXPECT_TRUE(wait_until([&] {
+    auto d = dp->get_descriptor(channel);
+    return d && text_of(descriptor_in(*d)["connection"].as_object(), "status") == "connected";
+  }, 20s));
+  irc_test_client ann(ircd.port(), "ann", irc_password);
+  ASSERT_TRUE(ann.registered());
+  ASSERT_TRUE(ann.join("#ops"));
+  ann.send("PRIVMSG #ops :after the upgrade");
+  auto m = next_message(channel);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_of(*m, "text"), "after the upgrade");
+  dp.reset();
+  server.stop();
+  EXPECT_EQ(held_keys(store_path, channel), std::set<std::string>{key}) << "the same key again, the bare hash gone";
+  server.start();
+}
+
 // tls=true: the connection is TLS, verified against the system store plus config.ca_file, with the host checked; a
 // server whose certificate nobody trusted is unreachable.
 TEST(irc_tls, a_tls_server_is_reached_when_its_ca_is_trusted_and_refused_when_not) {
@@ -499,6 +576,109 @@ TEST(irc_hostile, lines_with_long_fields_arrive_bounded_and_one_the_host_refuses
   EXPECT_NE(logs.text().find("1 line(s) refused by the host, dropped (last: invalid_message: sender_id:"),
             std::string::npos) << logs.text();
   EXPECT_EQ(logs.text().find("planted-irc-refused-line"), std::string::npos);
+}
+
+// The resident memory of a process in KiB (VmRSS), 0 when it cannot be read.
+long rss_kib(pid_t pid) {
+  auto status = read_file("/proc/" + std::to_string(pid) + "/status");
+  auto at = status.find("VmRSS:");
+  return at == std::string::npos ? 0 : std::atol(status.c_str() + at + 6);
+}
+
+// A server that floods 200,000 PRIVMSG lines as fast as TCP takes them, against the real daemon: its emits in flight
+// are bounded, so the daemon's memory stays flat while the flood waits in TCP (the reader paused: read_pauses in
+// /metrics), the log has a line per interval rather than one per dropped message, and a line after the flood is
+// still delivered. Before the bound the daemon read everything at once: 1,074 MiB for 1.28 M lines.
+TEST(irc_flood, a_privmsg_flood_is_read_no_faster_than_it_is_stored_memory_and_log_stay_bounded) {
+  const std::string key = "xck_irc_flood_key_0123456789abcdef";
+  // tools/irc_flood.sh points these at another build (the one before the bound) and another size, to compare.
+  const char* other_build = std::getenv("XCONN_IRC_FLOOD_BUILD");
+  const char* lines_env = std::getenv("XCONN_IRC_FLOOD_LINES");
+  const int flood_lines = lines_env ? std::atoi(lines_env) : 200000;
+  ASSERT_GT(flood_lines, 0);
+  std::filesystem::path build = other_build ? std::filesystem::path(other_build) : std::filesystem::path();
+  temp_dir dir;
+  write_file(dir.path() / "xconnd.yaml", test_daemon_config(other_build ? build / "plugins" : plugin_dir()));
+  auto d = std::make_unique<daemon_process>(std::vector<std::string>{"--config", "xconnd.yaml"}, dir.path(),
+                                            std::map<std::string, std::string>{{"XCONN_TEST_KEY", key}},
+                                            other_build ? build / "bin" / "xconnd" : xconnd_path());
+  const unsigned short port = d->wait_listening();
+  ASSERT_NE(port, 0) << d->console();
+  hostile_irc_server flooder;
+  auto dp = dp_client::connect(port, key, "irc");
+  ASSERT_TRUE(dp);
+  auto channel = dp->open();
+  json::object input{{"server", "127.0.0.1:" + std::to_string(flooder.port())}, {"nick", "xbot"}, {"target", "#ops"}};
+  std::thread serve([&] { EXPECT_TRUE(flooder.accept_and_welcome()); });
+  auto ack = dp->auth_start(channel, "irc_login", input);
+  serve.join();
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+
+  // Closed, the channel's messages wait in the host, which keeps the newest max_pending_per_channel and drops the
+  // older ones to make room: that is where a line per dropped message used to go to the log.
+  ASSERT_TRUE(dp->request("channel.close", {}, channel));
+  const long before = rss_kib(d->pid());
+  ASSERT_GT(before, 0);
+  std::atomic<bool> flooded = false;
+  std::thread flood([&] {
+    const std::string padding(60, 'x');
+    std::string batch;
+    for (int i = 0; i < flood_lines; ++i) {
+      batch += ":ann!a@h PRIVMSG #ops :flood " + std::to_string(i) + " " + padding + "\r\n";
+      if (batch.size() > 60000) flooder.send(batch), batch.clear();
+    }
+    flooder.send(batch + ":ann!a@h PRIVMSG #ops :after the flood\r\n");
+    flooded = true;
+  });
+  long peak = before;
+  auto until = std::chrono::steady_clock::now() + 400s;
+  auto counter = [&](const std::string& name) -> long long {
+    auto body = http_get(port, "/metrics", key).body;
+    auto at = body.find("xconn_plugin_events_total{plugin=\"irc\",name=\"" + name + "\"} ");
+    return at == std::string::npos ? 0 : std::atoll(body.c_str() + body.find("} ", at) + 2);
+  };
+  // Until the plugin took every line (the flood and the one after it) from the socket, sampling the daemon's RSS.
+  const auto started = std::chrono::steady_clock::now();
+  while (counter("messages_received") < flood_lines + 1 && std::chrono::steady_clock::now() < until) {
+    peak = std::max(peak, rss_kib(d->pid()));
+    std::this_thread::sleep_for(100ms);  // a sampling period, not a wait for something
+  }
+  const auto read_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started);
+  ASSERT_TRUE(wait_until([&] { return flooded.load(); }, 10s));
+  flood.join();
+  const auto pauses = counter("read_pauses");
+  // The line after the flood is among the newest, which were kept.
+  ASSERT_TRUE(dp->open_channel(channel));
+  bool after = false;
+  int delivered = 0;
+  std::set<std::string> distinct;
+  while (!after && std::chrono::steady_clock::now() < until) {
+    auto m = dp->next_push("chat.message", channel, 30s);
+    if (!m) break;
+    auto p = payload_of(*m);
+    ++delivered;
+    distinct.insert(text_of(p, "text"));
+    after = text_of(p, "text") == "after the flood";
+    dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
+  }
+  peak = std::max(peak, rss_kib(d->pid()));
+  EXPECT_TRUE(after) << "the line after the flood was not delivered (" << delivered << " were)";
+  const long growth_mib = (peak - before) / 1024;
+  std::printf("irc flood: %d lines read in %lld s, %lld read pauses; daemon RSS %ld KiB before, %ld KiB peak "
+              "(+%ld MiB); %d pushes (%zu distinct) after it\n",
+              flood_lines, static_cast<long long>(read_s.count()), pauses, before, peak, growth_mib, delivered,
+              distinct.size());
+  EXPECT_LT(growth_mib, 64) << "the daemon's memory followed the flood";
+  EXPECT_GT(pauses, 0) << "the reader never waited for the host";
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(), 0);
+  auto console = d->console();
+  std::size_t warnings = 0;
+  for (auto at = console.find(" warning "); at != std::string::npos; at = console.find(" warning ", at + 1))
+    if (++warnings <= 3) std::printf("irc flood: %s\n", console.substr(at, console.find('\n', at) - at).c_str());
+  std::printf("irc flood: %zu warning lines in the log\n", warnings);
+  EXPECT_LT(warnings, 100u) << "a line per message, not per interval";
 }
 
 TEST(irc_secrets, the_server_password_reaches_no_log_line_event_metric_descriptor_or_store_byte) {

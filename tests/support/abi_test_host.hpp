@@ -123,7 +123,7 @@ class test_host {
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
              &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read,
              &kv_get, &kv_scan, &kv_write, &emit_with,                     // 1.3: a key-value store in memory
-             nullptr, nullptr, nullptr, nullptr, nullptr},                 // no other 1.3 service, nor 1.4's
+             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},        // no other 1.3 service, nor 1.4's or 1.5's
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
