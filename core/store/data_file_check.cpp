@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -88,8 +89,13 @@ class tree_walk {
     return std::nullopt;
   }
 
-  std::optional<std::string> read_page(std::uint64_t pgno, std::vector<unsigned char>& buf) {
+  std::vector<unsigned char>& level_buffer(int level) {
+    auto& buf = buffers_[static_cast<std::size_t>(level)];
     buf.resize(psize_);
+    return buf;
+  }
+
+  std::optional<std::string> read_page(std::uint64_t pgno, std::vector<unsigned char>& buf) {
     if (read_(pgno * psize_, buf) != psize_) return cut_short(pgno, 1);
     if (load<std::uint64_t>(buf.data() + at_pgno) != pgno)
       return damaged(page_name(pgno) + " says it is page " + std::to_string(load<std::uint64_t>(buf.data() + at_pgno)));
@@ -99,7 +105,8 @@ class tree_walk {
   std::optional<std::string> page(std::uint64_t pgno, int depth, int nesting) {
     if (depth > max_depth) return damaged("a B-tree deeper than " + std::to_string(max_depth) + " levels");
     if (auto e = claim(pgno, 1)) return e;
-    std::vector<unsigned char> buf;
+    // One buffer per level of recursion, reused: a walk reads every page of the trees.
+    auto& buf = level_buffer(depth + nesting * max_depth);
     if (auto e = read_page(pgno, buf)) return e;
     auto flags = load<std::uint16_t>(buf.data() + at_flags);
     bool branch = flags & p_branch, leaf = flags & p_leaf;
@@ -141,7 +148,7 @@ class tree_walk {
   std::optional<std::string> overflow(std::uint64_t pgno, std::size_t value_bytes) {
     if (pgno < meta_pages || pgno > last_pg_)
       return damaged("a value points to " + page_name(pgno) + ", outside pages 2.." + std::to_string(last_pg_));
-    std::vector<unsigned char> buf;
+    auto& buf = level_buffer(0);  // level 0 is no tree page's
     if (pgno >= seen_.size()) return cut_short(pgno, 1);
     if (auto e = read_page(pgno, buf)) return e;
     if (!(load<std::uint16_t>(buf.data() + at_flags) & p_overflow))
@@ -157,6 +164,7 @@ class tree_walk {
   std::uint64_t last_pg_;
   const data_file_reader& read_;
   std::vector<bool> seen_;  // one bit per whole page of the file: no page is read twice
+  std::array<std::vector<unsigned char>, max_depth * max_nesting + 1> buffers_;
   std::uint64_t visited_ = 0;
   std::uint64_t last_ = meta_pages - 1;
 };
@@ -164,7 +172,8 @@ class tree_walk {
 }  // namespace
 
 boost::system::result<data_file_facts, std::string> check_data_pages(std::uint64_t file_bytes,
-                                                                     const data_file_reader& read) {
+                                                                     const data_file_reader& read,
+                                                                     data_file_walk how) {
   auto short_file = [&] {
     return "data.mdb holds " + std::to_string(file_bytes) +
            " bytes, less than its two meta pages: the file was cut short (restore it from a backup)";
@@ -194,10 +203,21 @@ boost::system::result<data_file_facts, std::string> check_data_pages(std::uint64
     return "data.mdb is damaged: its meta page counts " + std::to_string(last_pg) + " as the last page (restore it " +
            "from a backup)";
 
+  const std::uint64_t roots[] = {load<std::uint64_t>(newest + at_dbs + db_root),  // the free-page tree
+                                 load<std::uint64_t>(newest + at_dbs + db_bytes + db_root)};  // the main one
+  for (auto root : roots)
+    if (root != no_page && (root < meta_pages || root > last_pg))
+      return "data.mdb is damaged: its meta page has a root at " + page_name(root) + ", outside pages 2.." +
+             std::to_string(last_pg) + " (restore it from a backup)";
+  data_file_facts facts{psize, (last_pg + 1) * psize, meta_pages, meta_pages - 1, false};
+  if (how == data_file_walk::when_short && file_bytes >= facts.needed_bytes) return facts;
   tree_walk walk(file_bytes, psize, last_pg, read);
-  for (std::size_t db : {std::size_t{0}, std::size_t{1}})  // the free-page tree, then the main one
-    if (auto e = walk.tree(load<std::uint64_t>(newest + at_dbs + db * db_bytes + db_root), 0)) return *e;
-  return data_file_facts{psize, (last_pg + 1) * psize, meta_pages + walk.visited(), walk.last()};
+  for (auto root : roots)
+    if (auto e = walk.tree(root, 0)) return *e;
+  facts.reachable_pages += walk.visited();
+  facts.last_reachable_page = walk.last();
+  facts.walked = true;
+  return facts;
 }
 
 boost::system::result<void, std::string> prepare_data_file(const std::string& data_file) {
@@ -227,7 +247,7 @@ boost::system::result<void, std::string> prepare_data_file(const std::string& da
     }
     return done;
   };
-  auto facts = check_data_pages(file_bytes, read);
+  auto facts = check_data_pages(file_bytes, read, data_file_walk::when_short);
   if (!facts) return facts.error();
   if (file_bytes >= facts->needed_bytes) return {};
   // Only free pages lie past the end: zeros, what a hole reads as. Grown only if still short (never shrunk).

@@ -27,13 +27,19 @@ struct data_file_facts {
   std::uint64_t needed_bytes = 0;     // (last page + 1) × page size, from the newest meta page
   std::uint64_t reachable_pages = 0;  // meta pages, tree pages and overflow pages
   std::uint64_t last_reachable_page = 1;  // past it, only free pages: the file may end there
+  bool walked = false;                    // the trees were walked (else the counts above are the meta pages')
 };
 
-// Checks a data file of file_bytes: two valid meta pages, and every page the newest one's trees reach inside the
-// file, each read once. The walk is bounded (depth 32 per tree, three levels of nested trees, no page twice), so
-// a hostile file cannot loop it. The error says why the file cannot be opened (it names no key or value).
-boost::system::result<data_file_facts, std::string> check_data_pages(std::uint64_t file_bytes,
-                                                                     const data_file_reader& read);
+// every_tree: always walk. when_short: walk only a file shorter than its meta page counts; a whole file cannot
+// have a page of a valid tree past its end, and walking a large store costs seconds at every start.
+enum class data_file_walk { every_tree, when_short };
+
+// Checks a data file of file_bytes: two valid meta pages whose tree roots lie inside the pages they count, and
+// (walked) every page the newest one's trees reach inside the file, each read once. The walk is bounded (depth 32
+// per tree, three levels of nested trees, no page twice), so a hostile file cannot loop it. The error says why the
+// file cannot be opened (it names no key or value).
+boost::system::result<data_file_facts, std::string> check_data_pages(
+    std::uint64_t file_bytes, const data_file_reader& read, data_file_walk walk = data_file_walk::every_tree);
 
 // The step before mdb_env_open for {folder}/data.mdb. Absent: nothing to do (LMDB creates a new store). Empty,
 // shorter than two pages, not a regular file, damaged, or with a reachable page past its end: the error. Whole but

@@ -296,7 +296,7 @@ struct page_builder {
       put<std::uint16_t>(q + 4, page_flags & 1 ? static_cast<std::uint16_t>(n.child_or_size >> 32) : n.flags);
       put<std::uint16_t>(q + 6, 1);  // a one-byte key
       q[8] = 'k';
-      std::memcpy(q + 9, n.data.data(), n.data.size());
+      if (!n.data.empty()) std::memcpy(q + 9, n.data.data(), n.data.size());
       put<std::uint16_t>(p + 16 + 2 * i, upper);
     }
     put<std::uint16_t>(p + 12, static_cast<std::uint16_t>(16 + 2 * list.size()));
@@ -379,6 +379,58 @@ TEST(data_file_check, hostile_meta_pages_are_refused) {
     page_builder b(4);  // the second meta page is no meta page
     b.meta(0, 1, 3, no_page, no_page);
     EXPECT_NE(refusal(b.file).find("meta page 1 is not one"), std::string::npos) << refusal(b.file);
+  }
+}
+
+// The start walks only a file shorter than its meta page counts (a whole file cannot hide a page of a valid tree
+// past its end, and a walk of a large store costs seconds); the roots of the meta page are checked either way.
+TEST(data_file_check, at_start_a_whole_file_is_not_walked_but_its_roots_are_checked) {
+  page_builder b(4);
+  b.meta(0, 1, 3, no_page, 2);
+  b.meta(1, 0, 3, no_page, no_page);
+  b.nodes(2, 0x01, {{2, 0, {}}});  // a loop the walk would find
+  auto when_short = check_data_pages(b.file.size(), reader_of(b.file), xconn::data_file_walk::when_short);
+  ASSERT_TRUE(when_short) << when_short.error();
+  EXPECT_FALSE(when_short->walked);
+  EXPECT_EQ(when_short->needed_bytes, 4u * psize);
+  EXPECT_NE(refusal(b.file).find("reached twice"), std::string::npos);
+
+  b.meta(0, 1, 3, 7, 2);  // a root past the pages the meta page counts, in a whole file
+  when_short = check_data_pages(b.file.size(), reader_of(b.file), xconn::data_file_walk::when_short);
+  ASSERT_FALSE(when_short);
+  EXPECT_NE(when_short.error().find("root at page 7, outside pages 2..3"), std::string::npos) << when_short.error();
+
+  b.meta(0, 1, 5, no_page, 2);  // short: walked, and the loop is found
+  when_short = check_data_pages(b.file.size(), reader_of(b.file), xconn::data_file_walk::when_short);
+  ASSERT_FALSE(when_short);
+  EXPECT_NE(when_short.error().find("reached twice"), std::string::npos) << when_short.error();
+}
+
+// A real store whose newest meta page was overwritten with a hostile root: refused at open, no crash.
+TEST(data_file_check, a_store_with_a_hostile_meta_page_is_refused_without_crashing) {
+  temp_dir dir;
+  auto data = dir.path() / "data.mdb";
+  {
+    auto s = open_store(dir.str());
+    ASSERT_TRUE(s) << s.error();
+    ASSERT_FALSE((*s)->write_sync(write_batch{}.put("a", "k", "v")));
+  }
+  auto file = load_file(data);
+  auto facts = check(file);
+  ASSERT_TRUE(facts) << facts.error();
+  auto psize = facts->page_bytes;
+  std::uint64_t txn0, txn1;
+  std::memcpy(&txn0, file.data() + 144, 8);
+  std::memcpy(&txn1, file.data() + psize + 144, 8);
+  auto* newest = file.data() + (txn1 > txn0 ? psize : 0);
+  for (std::uint64_t root : {std::uint64_t{1} << 40, std::uint64_t{0}}) {
+    SCOPED_TRACE(root);
+    std::memcpy(newest + 128, &root, 8);  // the main tree's root
+    xconn::test::write_file(data, std::string(file.begin(), file.end()));
+    auto s = open_store(dir.str());
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.error().find("data.mdb is damaged: its meta page has a root at page " + std::to_string(root)),
+              std::string::npos) << s.error();
   }
 }
 
