@@ -27,6 +27,17 @@ class log_interval {
     return due;
   }
 
+  // What counted since the last line once an interval has passed (a periodic tick calls it, so the last burst's
+  // count is written without waiting for the next occurrence); 0 when nothing is due.
+  std::uint64_t flush(clock::time_point now = clock::now()) {
+    std::lock_guard lock(mutex_);
+    if (pending_ == 0 || now - last_ < interval_) return 0;
+    last_ = now;
+    auto due = pending_;
+    pending_ = 0;
+    return due;
+  }
+
  private:
   const clock::duration interval_;
   std::mutex mutex_;

@@ -19,6 +19,10 @@ namespace json = boost::json;
 
 namespace {
 
+// A flood drops or expires messages by the thousand: a log line per 10 s with a count, not one per message.
+log_interval expiries_logged(std::chrono::seconds(10));
+log_interval evictions_logged(std::chrono::seconds(10));
+
 constexpr std::string_view im_v2 = "xagent.im.v2";
 constexpr std::string_view im_v1 = "xagent.im.v1";
 constexpr long long id_sweep_period_ms = 60000;
@@ -474,17 +478,14 @@ void inbound_service::retire(shard& sh, channel_state& st, const std::string& ch
         break;
       case inbox_exit::expired: {
         ++count.expired;
-        // A line per interval, not per message: a flood would write one per message (the exact counts: /metrics).
-        static log_interval expiries(std::chrono::seconds(10));
-        if (auto n = expiries.count())
+        if (auto n = expiries_logged.count())
           spdlog::warn("[plugin {}] channel {}: {} message(s) expired undelivered since the last such line", st.plugin_id,
                        channel_id, n);
         break;
       }
       case inbox_exit::evicted: {
         ++count.evicted;
-        static log_interval evictions(std::chrono::seconds(10));
-        if (auto n = evictions.count())
+        if (auto n = evictions_logged.count())
           spdlog::warn("[plugin {}] channel {}: {} message(s) dropped undelivered since the last such line "
                        "(capacity_exceeded, {} kept)", st.plugin_id, channel_id, n, policy_.capacity);
         break;
@@ -495,6 +496,10 @@ void inbound_service::retire(shard& sh, channel_state& st, const std::string& ch
 
 void inbound_service::tick() {
   if (stopped_) return;
+  // The last burst's count, once its interval is over (the counts per plugin: its health's inbound).
+  if (auto n = evictions_logged.flush())
+    spdlog::warn("{} message(s) dropped undelivered since the last such line (capacity_exceeded)", n);
+  if (auto n = expiries_logged.flush()) spdlog::warn("{} message(s) expired undelivered since the last such line", n);
   long long t = now();
   write_batch batch;
   const bool sweep_ids = t >= next_id_sweep_;

@@ -671,6 +671,22 @@ TEST(irc_flood, a_privmsg_flood_is_read_no_faster_than_it_is_stored_memory_and_l
               distinct.size());
   EXPECT_LT(growth_mib, 64) << "the daemon's memory followed the flood";
   EXPECT_GT(pauses, 0) << "the reader never waited for the host";
+  // Every dropped message is counted in some line: the last interval's too, once it is over.
+  auto health = http_get(port, "/connectors/irc/health", key).json();
+  const auto evicted = health.at("inbound").at("evicted").to_number<long long>();
+  EXPECT_GT(evicted, 0);
+  auto logged_drops = [&] {
+    long long sum = 0;
+    auto console = d->console();
+    const std::string what = " message(s) dropped undelivered since the last such line";
+    for (auto at = console.find(what); at != std::string::npos; at = console.find(what, at + 1)) {
+      auto start = console.rfind(' ', at - 1) + 1;
+      sum += std::atoll(console.c_str() + start);
+    }
+    return sum;
+  };
+  EXPECT_TRUE(wait_until([&] { return logged_drops() == evicted; }, 25s))
+      << logged_drops() << " logged, " << evicted << " dropped";
   d->signal(SIGTERM);
   EXPECT_EQ(d->wait_exit(), 0);
   auto console = d->console();
