@@ -26,43 +26,27 @@ struct ws_session::connection {
 ws_session::ws_session(boost::asio::ip::tcp::socket&& socket, connection_slots::slot slot, server_context& ctx,
                        std::shared_ptr<connector> conn)
     : io_(std::make_unique<connection>(std::move(socket))), slot_(std::move(slot)), ctx_(ctx), connector_(std::move(conn)),
+      budget_(ctx.cfg.server.max_outbox_bytes,
+              [strand = io_->ws.get_executor()](std::function<void()> fn) { boost::asio::post(strand, std::move(fn)); }),
       heartbeat_(io_->ws.get_executor()) {}
 
 ws_session::~ws_session() {
   ctx_.sessions.remove(this);
   if (hello_done_) ctx_.leases.socket_closed(connector_id_);
-  {
-    // The channels waiting for a drain get a new route instead; nothing is posted to a strand that is going.
-    std::lock_guard lock(drain_mutex_);
-    drain_waiters_.clear();
-    holding_ = false;
-  }
+  budget_.forget_waiters();  // their channels get a new route; nothing is posted to a strand that is going
   drop_outbox();
 }
 
 void ws_session::push(std::string packet, std::function<void(bool written)> written) {
-  count_in(packet.size());
+  budget_.add(packet.size());
   boost::asio::post(io_->ws.get_executor(),
                     [self = shared_from_this(), packet = std::move(packet), written = std::move(written)]() mutable {
                       self->send_counted(std::move(packet), std::move(written));
                     });
 }
 
-// Admits the packet only while the bytes queued are below the budget, reserving them in the same step: two
-// threads delivering at once cannot both pass on the same room.
 bool ws_session::push_within_budget(std::string& packet, std::function<void(bool written)> written) {
-  const auto budget = ctx_.cfg.server.max_outbox_bytes;
-  auto queued = queued_bytes_.load(std::memory_order_relaxed);
-  do {
-    if (holding_.load(std::memory_order_acquire) || queued >= budget) {
-      hold();
-      return false;
-    }
-  } while (!queued_bytes_.compare_exchange_weak(queued, queued + packet.size(), std::memory_order_relaxed));
-  auto now = queued + packet.size();
-  for (auto peak = queued_peak_.load(std::memory_order_relaxed);
-       peak < now && !queued_peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed);) {
-  }
+  if (!budget_.try_add(packet.size())) return false;
   boost::asio::post(io_->ws.get_executor(),
                     [self = shared_from_this(), packet = std::move(packet), written = std::move(written)]() mutable {
                       self->send_counted(std::move(packet), std::move(written));
@@ -70,55 +54,12 @@ bool ws_session::push_within_budget(std::string& packet, std::function<void(bool
   return true;
 }
 
-void ws_session::when_drained(std::function<void()> fn) {
-  {
-    std::lock_guard lock(drain_mutex_);
-    if (holding_) {
-      drain_waiters_.push_back(std::move(fn));
-      return;
-    }
-  }
-  boost::asio::post(io_->ws.get_executor(), std::move(fn));  // never inline: the caller may hold its own lock
-}
-
-void ws_session::count_in(std::uint64_t bytes) {
-  auto now = queued_bytes_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  for (auto peak = queued_peak_.load(std::memory_order_relaxed);
-       peak < now && !queued_peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed);) {
-  }
-}
-
-void ws_session::count_out(std::uint64_t bytes) {
-  auto now = queued_bytes_.fetch_sub(bytes, std::memory_order_relaxed) - bytes;
-  if (holding_.load(std::memory_order_acquire) && now <= ctx_.cfg.server.max_outbox_bytes / 4) release();
-}
-
-void ws_session::hold() {
-  {
-    std::lock_guard lock(drain_mutex_);
-    holding_ = true;
-  }
-  // The writes may have drained it between the caller's look and the flag: nobody else would end the hold then.
-  if (queued_bytes_.load(std::memory_order_relaxed) <= ctx_.cfg.server.max_outbox_bytes / 4) release();
-}
-
-void ws_session::release() {
-  std::vector<std::function<void()>> waiters;
-  {
-    std::lock_guard lock(drain_mutex_);
-    if (!holding_) return;
-    holding_ = false;
-    waiters.swap(drain_waiters_);
-  }
-  for (auto& fn : waiters) boost::asio::post(io_->ws.get_executor(), std::move(fn));
-}
-
 void ws_session::drop_outbox() {
   auto frames = std::move(outbox_);
   outbox_.clear();
   outbox_bytes_ = 0;
   for (auto& f : frames) {
-    count_out(f.text.size());
+    budget_.remove(f.text.size());
     if (f.written) f.written(false);
   }
 }
@@ -211,7 +152,7 @@ void ws_session::drop_unread() {
   }
   drop_outbox();
   outbox_ = std::move(on_the_wire);
-  for (const auto& f : outbox_) outbox_bytes_ += f.text.size();  // still counted in queued_bytes_
+  for (const auto& f : outbox_) outbox_bytes_ += f.text.size();  // still counted in budget_
   if (!writing_) do_close();
   start_heartbeat();  // the silence limit still applies
 }
@@ -316,7 +257,7 @@ void ws_session::send_error(const packet_view* request, std::string_view code, s
 }
 
 void ws_session::deliver(std::string text) {
-  count_in(text.size());
+  budget_.add(text.size());
   boost::asio::post(io_->ws.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
     self->send_counted(std::move(text), {});
   });
@@ -325,7 +266,7 @@ void ws_session::deliver(std::string text) {
 boost::asio::any_io_executor ws_session::strand() const { return io_->ws.get_executor(); }
 
 void ws_session::deliver_answer(std::string text) {
-  count_in(text.size());
+  budget_.add(text.size());
   boost::asio::post(io_->ws.get_executor(), [self = shared_from_this(), text = std::move(text)]() mutable {
     // The call stays in flight until its answer is written (or the socket went): an answer queued behind a peer
     // that does not read still counts.
@@ -339,13 +280,13 @@ void ws_session::deliver_answer(std::string text) {
 }
 
 void ws_session::send(std::string text, std::function<void(bool)> written) {
-  count_in(text.size());
+  budget_.add(text.size());
   send_counted(std::move(text), std::move(written));
 }
 
 void ws_session::send_counted(std::string text, std::function<void(bool)> written) {
   if (closing_ || close_code_) {
-    count_out(text.size());
+    budget_.remove(text.size());
     if (written) written(false);
     return;
   }
@@ -376,7 +317,7 @@ void ws_session::on_write(beast::error_code ec, std::size_t) {
   auto frame = std::move(outbox_.front());
   outbox_.pop_front();
   outbox_bytes_ -= frame.text.size();
-  count_out(frame.text.size());
+  budget_.remove(frame.text.size());
   last_write_progress_ = clock::now();
   if (frame.written) frame.written(!ec);
   if (ec) {

@@ -9,14 +9,13 @@
 #include "core/context/connection_slots.hpp"
 #include "core/context/server_context.hpp"
 #include "core/messaging/budgeted_route.hpp"
+#include "core/messaging/outbox_budget.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/system/error_code.hpp>
 
-#include <atomic>
-#include <mutex>
 
 #include <chrono>
 #include <cstdint>
@@ -55,10 +54,10 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
 
   // budgeted_route: deliveries stop at server.max_outbox_bytes and resume below a quarter of it.
   bool push_within_budget(std::string& packet, std::function<void(bool written)> written) override;
-  bool holding_deliveries() const override { return holding_.load(std::memory_order_acquire); }
-  void when_drained(std::function<void()> fn) override;
-  std::uint64_t outbox_bytes() const override { return queued_bytes_.load(std::memory_order_relaxed); }
-  std::uint64_t outbox_peak_bytes() const override { return queued_peak_.load(std::memory_order_relaxed); }
+  bool holding_deliveries() const override { return budget_.holding(); }
+  void when_drained(std::function<void()> fn) override { budget_.when_drained(std::move(fn)); }
+  std::uint64_t outbox_bytes() const override { return budget_.bytes(); }
+  std::uint64_t outbox_peak_bytes() const override { return budget_.peak(); }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -72,14 +71,8 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void handle_hello(const packet_view& p);
   void send_error(const packet_view* request, std::string_view code, std::string_view message);
   void send(std::string text, std::function<void(bool)> written = {});  // on the session's strand
-  // A frame counted in queued_bytes_ already (posted from another thread) goes to the outbox; on the strand.
+  // A frame counted in budget_ already (posted from another thread) goes to the outbox; on the strand.
   void send_counted(std::string text, std::function<void(bool)> written);
-  // queued_bytes_ bookkeeping: count_in when a frame is queued (any thread), count_out once it is written or
-  // dropped; count_out ends the hold once the bytes fall below a quarter of the budget.
-  void count_in(std::uint64_t bytes);
-  void count_out(std::uint64_t bytes);
-  void hold();     // deliveries stop (any thread)
-  void release();  // deliveries resume: the waiters are posted to the strand
   void deliver(std::string text);  // from any thread
   // The answer to a request that went to the plugin (each exactly once); from any thread. Reading pauses
   // while max_in_flight such requests wait, so a flood waits in the client's socket, not in our memory.
@@ -133,13 +126,9 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   void drop_outbox();  // tells each waiting frame's sender it was not written
   std::deque<outgoing_frame> outbox_;
   std::uint64_t outbox_bytes_ = 0;  // of outbox_, the frame being written included, until written
-  // outbox_bytes_ plus the frames posted to the strand and not yet in outbox_: what the budget bounds, read from
-  // the threads that deliver.
-  std::atomic<std::uint64_t> queued_bytes_{0};
-  std::atomic<std::uint64_t> queued_peak_{0};
-  std::atomic<bool> holding_{false};  // deliveries held: the budget was reached and not yet drained to a quarter
-  std::mutex drain_mutex_;            // holding_'s changes and the waiters
-  std::vector<std::function<void()>> drain_waiters_;
+  // outbox_bytes_ plus the frames posted to the strand and not yet in outbox_: what server.max_outbox_bytes
+  // bounds, read by the threads that deliver.
+  outbox_budget budget_;
   clock::time_point last_write_progress_;  // a frame written, or the outbox no longer empty
   void drop_unread();
   bool writing_ = false;
