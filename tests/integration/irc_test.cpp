@@ -349,6 +349,10 @@ TEST_F(irc_with_password, the_consumer_key_is_no_bare_hash_of_the_password_is_st
   const std::string material = "127.0.0.1\n" + std::to_string(ircd.port()) + "\nplain\nxbot\n" + irc_password;
   const std::string bare = sha256_hex(material);
   const std::string legacy = "irc-" + bare.substr(0, 16);
+  auto backup = http_get(server.port(), "/admin/backup", server.key());
+  ASSERT_EQ(backup.status, 200);
+  EXPECT_EQ(backup.body.find(bare.substr(0, 16)), std::string::npos) << "no part of the bare hash is in a backup";
+  EXPECT_EQ(backup.body.find(irc_password), std::string::npos);
   dp.reset();
   server.stop();
   const auto store_path = server.dir().path() / "store";
