@@ -479,8 +479,8 @@ void inbound_service::retire(shard& sh, channel_state& st, const std::string& ch
       case inbox_exit::expired: {
         ++count.expired;
         if (auto n = expiries_logged.count())
-          spdlog::warn("[plugin {}] channel {}: {} message(s) expired undelivered since the last such line", st.plugin_id,
-                       channel_id, n);
+          spdlog::warn("[plugin {}] channel {}: {} message(s) expired undelivered since the last such line",
+                       st.plugin_id, channel_id, n);
         break;
       }
       case inbox_exit::evicted: {

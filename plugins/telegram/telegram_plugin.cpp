@@ -268,7 +268,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
   void note_hold(const std::string& token, const api_reply& r) {
     if (r.http_status != 429) return;
     std::lock_guard lock(mutex_);
-    hold_until_[token_key(host_, token)] = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, r.retry_after_s));
+    hold_until_[token_key(host_, token)] =
+        std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, r.retry_after_s));
   }
   awaitable<api_reply> call(const std::string& token, const std::string& method, const json::object& params,
                             std::chrono::seconds timeout) {
