@@ -49,4 +49,19 @@ std::int64_t plugin_files::read(std::string_view plugin_id, std::string_view cha
   return n ? static_cast<std::int64_t>(*n) : -1;
 }
 
+int plugin_files::remove(std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref) {
+  // Ownership is the record's (plugin and channel of its upload), checked before anything is erased; a ref the
+  // plugin did not keep there is refused alike whether it exists or not.
+  if (!files_.find_on(plugin_id, channel_id, file_ref)) return -1;
+  std::promise<file_store::remove_outcome> outcome;
+  auto removed = outcome.get_future();
+  files_.remove(file_ref, [&outcome](file_store::remove_outcome o) { outcome.set_value(o); });
+  switch (removed.get()) {
+    case file_store::remove_outcome::removed: return 0;
+    case file_store::remove_outcome::not_found: return -1;  // a concurrent delete or the collector was first
+    case file_store::remove_outcome::store_failed: break;
+  }
+  return -2;
+}
+
 }  // namespace xconn

@@ -137,6 +137,7 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_count = &plugin_generation::on_host_count;
   host_api_.xconn_host_base_url = &plugin_generation::on_host_base_url;
   host_api_.xconn_host_consumer_key = &plugin_generation::on_host_consumer_key;
+  host_api_.xconn_host_file_delete = &plugin_generation::on_host_file_delete;
   health_.last_seen_at = unix_ms();
 }
 

@@ -180,6 +180,7 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static int on_host_count(void* ctx, xconn_str name, uint64_t delta);
   static int64_t on_host_base_url(void* ctx, char* out, size_t capacity);
   static int on_host_consumer_key(void* ctx, xconn_str material, char* out, size_t capacity);  // its own file
+  static int on_host_file_delete(void* ctx, xconn_str channel_id, xconn_str file_ref);  // its own file
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);

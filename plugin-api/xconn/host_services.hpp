@@ -272,6 +272,17 @@ class host {
     return api_->xconn_host_file_read(api_->host_ctx, to_c(connector_channel_id), to_c(file_ref), offset, out, size);
   }
 
+  // Whether the host deletes kept files (ABI 1.5).
+  bool can_delete_files() const { return XCONN_HOST_HAS(api_, xconn_host_file_delete); }
+  // Deletes a file this plugin kept on the channel (ABI 1.5, plugin.h xconn_host_file_delete): for the refs of an emit
+  // answered as a duplicate, or those kept before a later attachment failed; a file a stored message names must stay.
+  // 0 removed, -1 not a kept file of the channel here (or already gone), -2 the store failed (the file stays until
+  // files.ttl_s). -1 on an older host, whose files wait for files.ttl_s. Waits for the store: the plugin's threads only.
+  int delete_file(std::string_view connector_channel_id, std::string_view file_ref) const {
+    if (!can_delete_files()) return -1;
+    return api_->xconn_host_file_delete(api_->host_ctx, to_c(connector_channel_id), to_c(file_ref));
+  }
+
  private:
   static int kv_visit(void* user, xconn_str key, xconn_str value) {
     auto& visit = *static_cast<std::function<bool(std::string_view, std::string_view)>*>(user);

@@ -245,6 +245,16 @@ typedef struct xconn_host_api {
    * against a guessed credential. Writes 64 bytes to out (no NUL) and returns 64; -1 when capacity is under 64 or
    * material is empty or over 65536 bytes. Any thread. */
   int (*xconn_host_consumer_key)(void* host_ctx, xconn_str material, char* out, size_t capacity);
+
+  /* Since 1.5. Deletes a file the plugin kept (xconn_host_file_end with keep) on the channel: the file_refs of an
+   * emit the host answered as a duplicate (its msg_id taken: no message names them), or those kept before a later
+   * attachment of the same message failed. Only the plugin knows which refs its message alone named (a retried
+   * emit may name the first one's file), so the host never deletes on its own. The file is gone for downloads and
+   * reads once this returns. Returns 0 when removed; -1 when file_ref is not a kept file of that channel of this
+   * plugin (another plugin's or channel's, unknown, still being written, expired or already deleted); -2 when the
+   * store could not commit the delete (the file stays until files.ttl_s). It waits for the store, so call it from
+   * the plugin's own threads, as every plugin call is (as xconn_host_file_write). */
+  int (*xconn_host_file_delete)(void* host_ctx, xconn_str connector_channel_id, xconn_str file_ref);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {
