@@ -20,14 +20,20 @@ std::string_view to_string(inbox_exit e) {
   return "unknown";
 }
 
-// Appended, not built as a DOM: one record per inbound message, written on the emit's path.
+namespace {
+
+// In a record, the bodies come after every index field, from this key on (see to_record).
+constexpr std::string_view bodies_start = R"(,"text":)";
+
+}  // namespace
+
+// Appended, not built as a DOM: one record per inbound message, written on the emit's path. The index fields come
+// first and the bodies (text, context_text, files) last, so that a start reads a record's first bytes only.
 std::string inbound_message::to_record() const {
   std::string out;
   out.reserve(160 + text.size() + context_text.size());
   out += R"({"message_id":)";
   append_json_string(out, message_id);
-  out += R"(,"text":)";
-  append_json_string(out, text);
   out += R"(,"accepted_at":)";
   out += std::to_string(accepted_at);
   out += R"(,"expires_at":)";
@@ -36,7 +42,6 @@ std::string inbound_message::to_record() const {
     if (!value.empty()) append_json_member(out, key, value);
   };
   put("msg_id", msg_id);
-  put("context_text", context_text);
   put("channel_key", channel_key);
   put("sender_id", sender_id);
   put("sender_name", sender_name);
@@ -47,6 +52,9 @@ std::string inbound_message::to_record() const {
     out += std::to_string(at);
   }
   if (!trigger) out += R"(,"trigger":false)";
+  out += bodies_start;
+  append_json_string(out, text);
+  put("context_text", context_text);
   if (!files.empty()) {
     out += R"(,"files":)";
     append_json_value(out, files);
@@ -64,7 +72,21 @@ void inbound_message::drop_body() {
 std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, std::string_view text_json,
                                                              bool with_body) {
   boost::system::error_code ec;
-  auto v = json::parse(text_json, ec);
+  json::value v;
+  if (!with_body) {
+    // The index fields alone: the record up to its bodies, closed. Every string before them is escaped, so the
+    // first `,"text":` is the key. A record written before the bodies went last has no expires_at ahead of its
+    // text: it is read whole.
+    auto end = text_json.find(bodies_start);
+    if (end != std::string_view::npos) {
+      std::string head(text_json.substr(0, end));
+      head += '}';
+      boost::system::error_code head_ec;
+      v = json::parse(head, head_ec);
+      if (head_ec || !v.is_object() || !v.as_object().contains("expires_at")) v = nullptr;
+    }
+  }
+  if (v.is_null()) v = json::parse(text_json, ec);
   if (ec || !v.is_object()) return std::nullopt;
   const auto& o = v.as_object();
   auto str = [&](const char* key) -> std::string {

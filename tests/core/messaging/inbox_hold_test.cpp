@@ -128,10 +128,34 @@ TEST(inbox_hold, the_index_keeps_ids_order_expiry_and_origin_but_no_bodies) {
   EXPECT_EQ(m.text.capacity(), std::string().capacity()) << "the memory is given back, not just emptied";
   EXPECT_TRUE(m.files.empty());
   EXPECT_EQ(m.message_id, "msg_x");
+  // The index is read from the record's first bytes: cut just after the bodies' key, it still reads.
+  auto cut = record.find(R"(,"text":)");
+  ASSERT_NE(cut, std::string::npos);
+  EXPECT_LT(cut, 200u) << "the index fields come before the bodies";
+  auto head_only = inbound_message::from_record(7, std::string_view(record).substr(0, cut + 9), false);
+  ASSERT_TRUE(head_only);
+  EXPECT_EQ(head_only->message_id, "msg_x");
+  EXPECT_EQ(head_only->expires_at, hold_t0 + 10);
+  EXPECT_EQ(head_only->sender_name, "U \"one\"");
+  // A record written before the bodies went last (text second) is read whole, its index intact.
+  auto old_layout = std::string(R"({"message_id":"msg_o","text":"t ,\"text\": x","accepted_at":5,"expires_at":9,)") +
+                    R"("msg_id":"p-2","trigger":false})";
+  auto old_index = inbound_message::from_record(8, old_layout, false);
+  ASSERT_TRUE(old_index);
+  EXPECT_EQ(old_index->expires_at, 9);
+  EXPECT_EQ(old_index->msg_id, "p-2");
+  EXPECT_FALSE(old_index->trigger);
+  EXPECT_TRUE(old_index->text.empty());
+  EXPECT_EQ(inbound_message::from_record(8, old_layout)->text, "t ,\"text\": x");
   // Hostile records are refused whether or not the body is read.
   EXPECT_FALSE(inbound_message::from_record(7, "{\"text\":\"no id\"}", false));
   EXPECT_FALSE(inbound_message::from_record(7, "[1,2", false));
   EXPECT_FALSE(inbound_message::from_record(7, "", false));
+  // Bodies cut short: the index still loads, the send's whole read refuses it (the message is dropped then).
+  const std::string cut_short = R"({"message_id":"m","expires_at":1,"text":"unterminated)";
+  EXPECT_TRUE(inbound_message::from_record(7, cut_short, false));
+  EXPECT_FALSE(inbound_message::from_record(7, cut_short));
+  EXPECT_FALSE(inbound_message::from_record(7, R"({"expires_at":1,"text":"no id"})", false));
 }
 
 }  // namespace
