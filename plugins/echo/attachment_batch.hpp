@@ -1,8 +1,10 @@
-// An inject's attachments, stored all or none. A file the host has kept cannot be deleted through the plugin ABI,
-// so every attachment is written whole first and kept only once all of them were: one that fails (over
-// files.max_bytes, a store failure) discards those before it instead of leaving them, named by no message, for
-// files.ttl_s.
+// An inject's attachments, stored all or none. Every attachment is written whole first and kept only once all of
+// them were: one that fails (over files.max_bytes, a store failure) discards those before it instead of leaving
+// them, named by no message, for files.ttl_s. A keep that fails after earlier ones were kept deletes those (ABI 1.5
+// xconn_host_file_delete; an older host keeps them until files.ttl_s).
 #pragma once
+
+#include "echo_values.hpp"
 
 #include <xconn/plugin.hpp>
 
@@ -35,7 +37,7 @@ class attachment_batch {
                     done_fn done) {
     if (!host.has_files()) return done(xconn::sdk::error{"files_unsupported", "this host has no file store", false}, {});
     const xconn_host_api* api = host.c_api();
-    auto kept = std::make_shared<keeping>(keeping{api, {}, 0, {}, std::move(done)});
+    auto kept = std::make_shared<keeping>(keeping{api, std::string(channel), {}, 0, {}, std::move(done)});
     for (const auto& f : files) {
       auto* upload = api->xconn_host_file_begin(api->host_ctx, xconn::sdk::to_c(channel),
                                                 xconn::sdk::to_c(f.filename), xconn::sdk::to_c(f.mime_type));
@@ -55,9 +57,32 @@ class attachment_batch {
     keep_next(kept);
   }
 
+  // Deletes kept files of the channel that no message names (their emit was a duplicate, or a later attachment
+  // failed); a ref the host no longer holds is only logged. Waits for the store: a plugin call's thread or a host
+  // pool thread, as put_file.
+  static void delete_kept(const xconn::sdk::host& host, std::string_view channel, const std::vector<std::string>& refs) {
+    for (const auto& ref : refs) {
+      int rc = host.delete_file(channel, ref);
+      if (rc != 0 && host.can_delete_files())
+        host.warn("echo could not delete " + ref + " of channel " + std::string(channel) + ": " +
+                  (rc == -2 ? "the store failed; it expires after files.ttl_s" : "the host holds no such file"));
+    }
+  }
+
+  // The file_ref of each IM file item (JSON text); an item without one is skipped.
+  static std::vector<std::string> refs_of(const std::vector<std::string>& items) {
+    std::vector<std::string> refs;
+    for (const auto& item_json : items) {
+      auto item = parse_object(item_json);
+      if (const json::string* ref = item ? string_at(*item, "file_ref") : nullptr) refs.emplace_back(*ref);
+    }
+    return refs;
+  }
+
  private:
   struct keeping {
     const xconn_host_api* api;
+    std::string channel;
     std::vector<xconn_file_upload*> uploads;  // written whole, not ended yet from next on
     std::size_t next;
     std::vector<std::string> items;
@@ -74,14 +99,14 @@ class attachment_batch {
     return true;
   }
 
-  // One after another, so that a store failure on one still discards the ones after it. Those kept before it stay
-  // until files.ttl_s: nothing in the ABI removes a kept file.
+  // One after another, so that a store failure on one still discards the ones after it and deletes those before.
   static void keep_next(const std::shared_ptr<keeping>& k) {
     if (k->next == k->uploads.size()) return k->done(std::nullopt, std::move(k->items));
     auto* upload = k->uploads[k->next++];
     end(k->api, upload, true, [k](bool ok, std::string file_json, xconn::sdk::error why) {
       if (!ok) {
         discard(k->api, k->uploads, k->next);
+        delete_kept(xconn::sdk::host(k->api), k->channel, refs_of(k->items));
         return k->done(std::move(why), {});
       }
       k->items.push_back(std::move(file_json));

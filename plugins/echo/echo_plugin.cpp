@@ -311,11 +311,16 @@ class echo_plugin final : public xconn::sdk::plugin {
                       [this, channel = std::string(*channel), message = std::move(message),
                        answer](std::optional<error> failed, json::array refs) mutable {
                         if (failed) return answer->ok(http_error(400, failed->code, failed->message));
+                        std::vector<std::string> stored;
+                        for (const auto& ref : refs) stored.emplace_back(ref.as_object().at("file_ref").as_string());
                         if (!refs.empty()) message["files"] = std::move(refs);
-                        // A refused emit's files are erased by the host; a duplicate's (its msg_id taken) stay until
-                        // files.ttl_s, as the plugin ABI has no call to delete a kept file.
-                        host_.emit(channel, json::serialize(message), [answer](const emit_result& result) {
+                        // A refused emit's files are erased by the host. A duplicate (its msg_id taken) stored no
+                        // message: only echo knows these refs were this inject's alone (a retried emit may name the
+                        // first one's file), so it deletes them before answering.
+                        host_.emit(channel, json::serialize(message), [this, answer, channel, stored = std::move(stored)](
+                                                                          const emit_result& result) {
                           if (!result.ok) return answer->ok(http_error(400, result.failure.code, result.failure.message));
+                          if (result.duplicate) attachment_batch::delete_kept(host_, channel, stored);
                           answer->ok(http_answer(202, json::serialize(json::object{{"status", "accepted"},
                                                                                    {"message_id", result.message_id},
                                                                                    {"duplicate", result.duplicate}})));

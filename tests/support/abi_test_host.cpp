@@ -162,15 +162,20 @@ void test_host::file_end(xconn_file_upload* handle, int keep, xconn_file_done do
   std::string item, code = keep ? "" : "discarded";
   if (keep) {
     std::lock_guard lock(upload->host->mutex_);
+    auto& fail_in = upload->host->fail_keep_in_;
+    if (fail_in > 0 && --fail_in == 0) code = "store_failed";
+  }
+  if (keep && code.empty()) {
+    std::lock_guard lock(upload->host->mutex_);
     char ref[38];
-    std::snprintf(ref, sizeof ref, "file_%032zx", upload->host->files_.size() + 1);
+    std::snprintf(ref, sizeof ref, "file_%032zx", ++upload->host->files_kept_);
     item = boost::json::serialize(boost::json::object{{"file_ref", ref}, {"type", "file"},
                                                       {"filename", upload->file.filename},
                                                       {"mime_type", upload->file.mime_type},
                                                       {"byte_size", upload->file.bytes.size()}});
     upload->host->files_[ref] = std::move(upload->file);
   }
-  xconn_file_result r{sizeof(xconn_file_result), keep ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
+  xconn_file_result r{sizeof(xconn_file_result), code.empty() ? XCONN_STATUS_OK : XCONN_STATUS_ERROR,
                       {item.data(), item.size()}, {code.data(), code.size()}, {code.data(), code.size()}};
   done(user, &r);
 }
@@ -186,6 +191,19 @@ int64_t test_host::file_read(void* ctx, xconn_str channel, xconn_str file_ref, u
   auto n = std::min<std::size_t>(capacity, bytes.size() - offset);
   std::memcpy(buffer, bytes.data() + offset, n);
   return static_cast<int64_t>(n);
+}
+
+int test_host::file_delete(void* ctx, xconn_str channel, xconn_str file_ref) {
+  auto* self = static_cast<test_host*>(ctx);
+  std::lock_guard lock(self->mutex_);
+  auto it = self->files_.find(std::string(view(file_ref)));
+  int answer = -1;
+  if (it != self->files_.end() && it->second.channel == view(channel)) {
+    self->files_.erase(it);
+    answer = 0;
+  }
+  self->file_deletes_.push_back({std::string(view(channel)), std::string(view(file_ref)), answer});
+  return answer;
 }
 
 void test_host::consumer_release(void* ctx, xconn_str channel, xconn_str key) {

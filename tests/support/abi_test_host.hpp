@@ -123,10 +123,14 @@ class test_host {
       : api_{sizeof(xconn_host_api), XCONN_PLUGIN_API_MAJOR, XCONN_PLUGIN_API_MINOR, this, &log, &report_health,
              &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read,
              &kv_get, &kv_scan, &kv_write, &emit_with,                     // 1.3: a key-value store in memory
-             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},        // no other 1.3 service, nor 1.4's or 1.5's
+             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,         // no other 1.3 service, nor 1.4's, nor 1.5's key
+             &file_delete},                                                // 1.5: deletes a kept file of the channel
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
+  // An older host: its table ends at struct_size (e.g. offsetof(xconn_host_api, xconn_host_file_delete) for 1.5's
+  // key but no delete). Before the plugin is created.
+  void end_table_at(std::size_t struct_size) { api_.struct_size = static_cast<uint32_t>(struct_size); }
 
   test_call& new_call() {
     std::lock_guard lock(mutex_);
@@ -248,6 +252,20 @@ class test_host {
     std::lock_guard lock(mutex_);
     return files_;
   }
+  // The n-th keep from now (1: the next) fails with store_failed, as a store that could not commit it.
+  void fail_keep(std::size_t n) {
+    std::lock_guard lock(mutex_);
+    fail_keep_in_ = n;
+  }
+  // Every xconn_host_file_delete the plugin made: channel, file_ref and the answer.
+  struct file_delete_call {
+    std::string channel, file_ref;
+    int answer;
+  };
+  std::vector<file_delete_call> file_deletes() const {
+    std::lock_guard lock(mutex_);
+    return file_deletes_;
+  }
   // The plugin's key-value store (in memory), to seed before the plugin starts or to read after.
   std::map<std::string, std::string> kv() const {
     std::lock_guard lock(mutex_);
@@ -264,6 +282,7 @@ class test_host {
   static void file_end(xconn_file_upload* handle, int keep, xconn_file_done done, void* user);
   static int64_t file_read(void* ctx, xconn_str channel, xconn_str file_ref, uint64_t offset, void* buffer,
                            size_t capacity);
+  static int file_delete(void* ctx, xconn_str channel, xconn_str file_ref);
 
   static void consumer_release(void* ctx, xconn_str channel, xconn_str key);
   static int64_t kv_get(void* ctx, xconn_str key, void* buffer, size_t capacity);
@@ -281,6 +300,9 @@ class test_host {
   };
   mutable std::mutex mutex_;
   std::map<std::string, stored_test_file> files_;  // by file_ref
+  std::size_t files_kept_ = 0;                      // names the next file_ref: a deleted one is never reused
+  std::size_t fail_keep_in_ = 0;                    // 0: no keep fails
+  std::vector<file_delete_call> file_deletes_;
   std::map<std::string, std::string> kv_;
   std::condition_variable completed_;
   std::deque<test_call> calls_;  // a deque keeps the addresses the plugins hold
