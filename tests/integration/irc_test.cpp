@@ -492,19 +492,28 @@ class hostile_irc_server {
   std::string seen_;
 };
 
+// Opens a channel and signs it in to server, which welcomes the plugin's connection; "" (and a failure) when not.
+std::string sign_in_to(hostile_irc_server& server, dp_client& dp) {
+  auto channel = dp.open();
+  json::object input{{"server", "127.0.0.1:" + std::to_string(server.port())}, {"nick", "xbot"}, {"target", "#ops"}};
+  std::thread serve([&] { EXPECT_TRUE(server.accept_and_welcome()); });
+  auto ack = dp.auth_start(channel, "irc_login", input);
+  serve.join();
+  if (!ack || text_of(payload_of(*ack), "status") != "authenticated") {
+    ADD_FAILURE() << "auth.start: " << (ack ? json::serialize(*ack) : std::string("no answer"));
+    return "";
+  }
+  return channel;
+}
+
 TEST(irc_hostile, a_server_sending_garbage_neither_crashes_nor_corrupts_and_an_endless_line_drops_the_connection) {
   hostile_irc_server hostile;
   server_fixture server({"irc.so"});
   server.start();
   auto dp = dp_client::connect(server.port(), server.key(), "irc");
   ASSERT_TRUE(dp);
-  auto channel = dp->open();
-  json::object input{{"server", "127.0.0.1:" + std::to_string(hostile.port())}, {"nick", "xbot"}, {"target", "#ops"}};
-  std::thread serve([&] { EXPECT_TRUE(hostile.accept_and_welcome()); });
-  auto ack = dp->auth_start(channel, "irc_login", input);
-  serve.join();
-  ASSERT_TRUE(ack);
-  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  const std::string channel = sign_in_to(hostile, *dp);
+  ASSERT_FALSE(channel.empty());
 
   std::string tags = "@";
   for (int i = 0; i < 600; ++i) tags += "k" + std::to_string(i) + "=v\\s;";  // within IRCv3's 8,191 bytes
@@ -545,13 +554,8 @@ TEST(irc_hostile, lines_with_long_fields_arrive_bounded_and_one_the_host_refuses
   server.start();
   auto dp = dp_client::connect(server.port(), server.key(), "irc");
   ASSERT_TRUE(dp);
-  auto channel = dp->open();
-  json::object input{{"server", "127.0.0.1:" + std::to_string(hostile.port())}, {"nick", "xbot"}, {"target", "#ops"}};
-  std::thread serve([&] { EXPECT_TRUE(hostile.accept_and_welcome()); });
-  auto ack = dp->auth_start(channel, "irc_login", input);
-  serve.join();
-  ASSERT_TRUE(ack);
-  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  const std::string channel = sign_in_to(hostile, *dp);
+  ASSERT_FALSE(channel.empty());
 
   hostile.send("@msgid=" + std::string(300, 'm') + " :ann!a@h PRIVMSG #ops :a long msgid\r\n");
   hostile.send("@account=ann :" + std::string(300, 'n') + "!a@h PRIVMSG #ops :a long nick\r\n");
@@ -611,13 +615,8 @@ TEST(irc_flood, a_privmsg_flood_is_read_no_faster_than_it_is_stored_memory_and_l
   hostile_irc_server flooder;
   auto dp = dp_client::connect(port, key, "irc");
   ASSERT_TRUE(dp);
-  auto channel = dp->open();
-  json::object input{{"server", "127.0.0.1:" + std::to_string(flooder.port())}, {"nick", "xbot"}, {"target", "#ops"}};
-  std::thread serve([&] { EXPECT_TRUE(flooder.accept_and_welcome()); });
-  auto ack = dp->auth_start(channel, "irc_login", input);
-  serve.join();
-  ASSERT_TRUE(ack);
-  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  const std::string channel = sign_in_to(flooder, *dp);
+  ASSERT_FALSE(channel.empty());
 
   // Closed, the channel's messages wait in the host, which keeps the newest max_pending_per_channel and drops the
   // older ones to make room: that is where a line per dropped message used to go to the log.
