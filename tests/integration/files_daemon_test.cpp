@@ -4,6 +4,7 @@
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/files_helpers.hpp"
+#include "support/sanitizers.hpp"
 #include "support/server_fixture.hpp"
 #include "support/upload_client.hpp"
 #include "support/wire_client.hpp"
@@ -145,14 +146,6 @@ TEST(FilesDaemon, the_signature_of_a_download_url_never_reaches_the_log) {
   EXPECT_EQ(console.find(daemon_key), std::string::npos);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define XCONN_FILES_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define XCONN_FILES_UNDER_ASAN 1
-#endif
-#endif
-
 // /proc/<pid>/status figures in kB (-1 when absent).
 struct proc_memory {
   long rss_anon_kb = -1;
@@ -233,9 +226,7 @@ void print_figures(const transfer_figures& f, std::uint64_t size) {
 }
 
 TEST(FilesDaemon, a_100_mib_upload_streams_through_without_the_daemon_holding_it) {
-#ifdef XCONN_FILES_UNDER_ASAN
-  GTEST_SKIP() << "memory figures mean nothing under ASan";
-#endif
+  if (under_address_sanitizer) GTEST_SKIP() << "memory figures mean nothing under ASan";
   constexpr std::uint64_t size = 100ull * 1024 * 1024;
   constexpr std::uint64_t seed = 0x5eed5eed1234ull;
   const auto limit = steady::now() + 120s;

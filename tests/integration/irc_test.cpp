@@ -8,6 +8,7 @@
 #include "support/irc_test_client.hpp"
 #include "support/log_capture.hpp"
 #include "support/ngircd_server.hpp"
+#include "support/sanitizers.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
 
@@ -672,7 +673,10 @@ TEST(irc_flood, a_privmsg_flood_is_read_no_faster_than_it_is_stored_memory_and_l
               "(+%ld MiB); %d pushes (%zu distinct) after it\n",
               flood_lines, static_cast<long long>(read_s.count()), pauses, before, peak, growth_mib, delivered,
               distinct.size());
-  EXPECT_LT(growth_mib, 64) << "the daemon's memory followed the flood";
+  // ASan keeps freed memory in quarantine: there the figure is printed, not judged.
+  if (!under_address_sanitizer) {
+    EXPECT_LT(growth_mib, 64) << "the daemon's memory followed the flood";
+  }
   EXPECT_GT(pauses, 0) << "the reader never waited for the host";
   // Every dropped message is counted in some line: the last interval's too, once it is over.
   auto health = http_get(port, "/connectors/irc/health", key).json();

@@ -256,7 +256,8 @@ TEST(reload, calls_past_the_hold_limit_fail_retryably_and_held_ones_run_after_th
   auto slow_channel = client->open_authenticated();
   auto channel = client->open_authenticated();
   ASSERT_FALSE(channel.empty());
-  auto slow = client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 1500}}}}, slow_channel);
+  // Long enough that the new generation is ready (a sanitizer build takes seconds to load) while it still runs.
+  auto slow = client->send("tool.invoke", {{"tool_id", "echo_sleep"}, {"arguments", {{"ms", 5000}}}}, slow_channel);
   // A socket's frames are handled in order: once this answer is here, the sleep is in the plugin's hands.
   ASSERT_TRUE(client->get_descriptor(slow_channel));
   std::map<std::string, std::string> auth{{"Authorization", "Bearer " + server.key()}};
