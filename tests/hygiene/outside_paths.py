@@ -107,14 +107,14 @@ def check(root):
 def self_test():
     planted = {
         "CMakeLists.txt": 'set(SPEC "${CMAKE_SOURCE_DIR}' + '/../elsewhere/spec")\n',
-        "docs/page.md": "[the spec](../../elsewhere/spec.md)\n",
+        "docs/page.md": "[the spec](../../elsewhere/spec.md)\n",  # doc-check: allow (planted data)
         "tools/run.sh": 'cd "$(dirname "$0")/../.."\n',
         "tests/x_test.cpp": 'auto dir = "/' + 'work/elsewhere/spec";\n',
         "tests/y_test.cpp": 'auto home = "/' + 'home/someone/checkout";\n',
     }
     clean = {
         "tools/ok.sh": 'cd "$(dirname "$0")/.." && ls /usr/share /etc/hosts /tmp/x /proc/self\n',
-        "docs/ok.md": "[arch](../docs/ok.md) and GET /connectors/echo/health at http://127.0.0.1:8840/" + "work" + "/x; 1..64...\n",
+        "docs/ok.md": "[arch](../docs/ok.md) and GET /connectors/echo/health at http://127.0.0.1:8840/" + "work" + "/x; 1..64...\n",  # doc-check: allow
         "tests/z_test.cpp": 'clean_filename("../../../../etc/passwd"); // path-check: allow\n',
         "tests/core/w_test.cpp": 'clean_filename("../../etc/passwd");\n',
     }
