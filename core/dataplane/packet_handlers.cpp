@@ -27,6 +27,8 @@ const ws_session::packet_handler* ws_session::handler_for(std::string_view type)
   using enum packet_needs;
   static constexpr packet_handler handlers[] = {
       {"ping", any_time, false, &ws_session::on_ping},
+      // A pong the server never pinged for (a peer's own keepalive) is taken as a sign of life, never answered.
+      {"pong", any_time, false, &ws_session::on_pong},
       {"error", any_time, false, &ws_session::on_error},  // logged, never answered (spec §8.23): no error loops
       {"connector.hello", any_time, false, &ws_session::on_hello},
       {"channel.open", after_hello, false, &ws_session::on_channel_open},

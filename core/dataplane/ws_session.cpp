@@ -186,6 +186,10 @@ void ws_session::on_ping(const packet_view& p, const channel&, const json::objec
   send(encode_packet(pong));
 }
 
+void ws_session::on_pong(const packet_view&, const channel&, const json::object&) {
+  // Nothing to answer: the frame already counted as heard (on_read), and an answer could start a pong loop.
+}
+
 void ws_session::on_error(const packet_view& p, const channel&, const json::object&) {
   // The code and what it answers; the peer's message text is its own and may quote anything.
   spdlog::warn("[plugin {}] xAgent reported error {} (reply_to {}, channel {})", connector_->id(),
