@@ -81,7 +81,8 @@ class inbound_service {
 
   // One plugin emit (any thread); done runs once, on the store's writer thread or right here. also_commit, when
   // set, adds its writes to the same commit: after the message (or alone, for a duplicate msg_id); a refusal
-  // refuses the emit.
+  // refuses the emit. A duplicate (its msg_id taken within delivery.expiry_s) is answered with the first message's
+  // message_id, once that message is durable; the id is kept in inbound_ids, so a restart keeps the answer.
   void emit(const connector& from, std::string channel_id, std::string message_json,
             std::function<void(emit_outcome)> done, const stage_fn& also_commit = {});
   // xAgent's chat.message.ack for an inbound message (any thread).
@@ -122,6 +123,9 @@ class inbound_service {
   channel_state& state_for(shard& sh, const std::string& channel_id, const std::string& plugin_id);
   void on_committed(const std::string& channel_id, std::uint64_t seq, const std::string& msg_id, std::string message_id,
                     std::error_code ec, const std::function<void(emit_outcome)>& done);
+  // Whether msg_id, taken at judged_at, still names message_id (its commit did not fail meanwhile). Takes the lock.
+  bool still_first(const std::string& channel_id, const std::string& msg_id, const std::string& message_id,
+                   long long judged_at) const;
   void schedule_pump(shard& sh, const std::string& channel_id);
   void pump(const std::string& channel_id);
   // The socket of channel_id's route drained below a quarter of its budget: deliveries go on.

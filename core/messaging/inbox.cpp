@@ -120,14 +120,15 @@ std::optional<inbound_message> inbound_message::from_record(std::uint64_t seq, s
   return m;
 }
 
-bool channel_inbox::seen(const std::string& msg_id, long long now) const {
+const std::string* channel_inbox::first_message_id(const std::string& msg_id, long long now) const {
   auto it = seen_.find(msg_id);
-  return it != seen_.end() && it->second > now;
+  return it != seen_.end() && it->second.until > now ? &it->second.message_id : nullptr;
 }
 
-void channel_inbox::remember(const std::string& msg_id, long long expires_at) {
-  auto& until = seen_[msg_id];
-  until = std::max(until, expires_at);
+void channel_inbox::remember(const std::string& msg_id, long long expires_at, const std::string& message_id) {
+  auto& taken = seen_[msg_id];
+  taken.until = std::max(taken.until, expires_at);
+  if (!message_id.empty()) taken.message_id = message_id;
   seen_order_.emplace_back(expires_at, msg_id);
 }
 
@@ -138,7 +139,7 @@ std::vector<std::string> channel_inbox::forget_expired_ids(long long now) {
   std::vector<std::string> gone;
   while (!seen_order_.empty() && seen_order_.front().first <= now) {
     auto it = seen_.find(seen_order_.front().second);
-    if (it != seen_.end() && it->second <= now) {
+    if (it != seen_.end() && it->second.until <= now) {
       gone.push_back(it->first);
       seen_.erase(it);
     }

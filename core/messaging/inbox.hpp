@@ -63,8 +63,12 @@ class channel_inbox {
   explicit channel_inbox(inbox_policy policy) : policy_(policy) {}
 
   // ---- deduplication by the plugin's msg_id, within the expiry window ----
-  bool seen(const std::string& msg_id, long long now) const;
-  void remember(const std::string& msg_id, long long expires_at);
+  // The message_id of the first message that took msg_id (what a duplicate is answered with; "" when a store of an
+  // older build kept no id), or nullptr when msg_id is not taken now.
+  const std::string* first_message_id(const std::string& msg_id, long long now) const;
+  bool seen(const std::string& msg_id, long long now) const { return first_message_id(msg_id, now) != nullptr; }
+  // message_id: the message that took msg_id ("" keeps the one already known).
+  void remember(const std::string& msg_id, long long expires_at, const std::string& message_id = {});
   void forget(const std::string& msg_id) { seen_.erase(msg_id); }
   // Drops ids whose window has passed; returns them (the service erases their records).
   std::vector<std::string> forget_expired_ids(long long now);
@@ -135,7 +139,11 @@ class channel_inbox {
   inbox_policy policy_;
   entry_map entries_;
   std::unordered_map<std::string, std::uint64_t> by_message_id_;
-  std::unordered_map<std::string, long long> seen_;  // msg_id -> end of its dedup window
+  struct taken_id {
+    long long until = 0;      // the end of its dedup window
+    std::string message_id;   // the first message's
+  };
+  std::unordered_map<std::string, taken_id> seen_;  // by msg_id
   // The same ids in the order their windows were opened (nearly the order they end), so that a sweep only
   // looks at what has ended instead of every id remembered.
   std::deque<std::pair<long long, std::string>> seen_order_;

@@ -1,6 +1,6 @@
 #include "core/store/store.hpp"
 #include "core/store/data_file_check.hpp"
-#include "core/store/disk_reserve.hpp"
+#include "core/store/store_impl.hpp"
 #include "core/base/histogram.hpp"
 #include "core/base/thread_name.hpp"
 
@@ -8,19 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <future>
-#include <map>
-#include <mutex>
-#include <shared_mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -39,18 +31,13 @@ const std::error_category& lmdb_category() {
   return category;
 }
 
-// LMDB returns either its own negative MDB_* codes or a plain errno (ENOSPC, EIO, ENOMEM...); the latter
-// keep the generic category so callers can compare them with std::errc.
-std::error_code to_error(int rc) {
+}  // namespace
+
+std::error_code lmdb_error(int rc) {
   if (rc == MDB_SUCCESS) return {};
   if (rc > 0) return {rc, std::generic_category()};
   return {rc, lmdb_category()};
 }
-
-MDB_val to_val(std::string_view s) { return {s.size(), const_cast<char*>(s.data())}; }
-std::string_view to_view(const MDB_val& v) { return {static_cast<const char*>(v.mv_data), v.mv_size}; }
-
-}  // namespace
 
 write_batch& write_batch::put(std::string database, std::string key, std::string value) {
   ops.push_back({store_op::kind::put, std::move(database), std::move(key), std::move(value)});
@@ -61,245 +48,6 @@ write_batch& write_batch::erase(std::string database, std::string key) {
   ops.push_back({store_op::kind::erase, std::move(database), std::move(key), {}});
   return *this;
 }
-
-struct store::impl {
-  struct request {
-    write_batch batch;
-    completion done;
-  };
-
-  MDB_env* env = nullptr;
-  std::map<std::string, MDB_dbi, std::less<>> dbis;  // fixed after open: read without a lock
-
-  // mdb_env_set_mapsize needs no live transaction in this process: every transaction (read txns and the
-  // writer's txn) holds this shared; a resize holds it exclusive.
-  std::shared_mutex txn_guard;
-  std::atomic<std::uint64_t> map_bytes{0};
-  std::atomic<std::uint64_t> commits{0};
-  histogram commit_seconds;                               // one transaction, begin to durable commit
-  histogram commit_writes{histogram::count_bounds};       // requests (write batches) per transaction
-  // Requests per transaction: enough to share one sync among many writers, few enough that the first of them
-  // are answered without waiting for everything queued behind them.
-  static constexpr std::size_t max_requests_per_commit = 1024;
-  std::size_t max_key_bytes = 511;  // mdb_env_get_maxkeysize, read at open
-
-  // The writer thread's only: a full disk turns the store delete-only until the reserve is taken again.
-  std::string path;
-  std::unique_ptr<disk_reserve> reserve;
-  bool delete_only = false;
-  std::chrono::steady_clock::time_point last_reserve_try{};
-  static constexpr std::chrono::seconds reserve_retry{10};
-
-  std::mutex queue_mutex;
-  std::condition_variable queue_cv;
-  std::vector<request> queue;
-  bool stopping = false;
-  std::thread writer;
-  std::thread copier;  // copy_compacted's; joined before the next copy and at close
-  std::atomic<bool> copying{false};
-
-  ~impl() {
-    if (copier.joinable()) copier.join();
-    if (env) mdb_env_close(env);
-  }
-
-  const MDB_dbi* find_dbi(std::string_view name) const {
-    auto it = dbis.find(name);
-    return it == dbis.end() ? nullptr : &it->second;
-  }
-
-  void refresh_map_size() {
-    MDB_envinfo info{};
-    if (mdb_env_info(env, &info) == MDB_SUCCESS) map_bytes = info.me_mapsize;
-  }
-
-  // Another process grew the map (MDB_MAP_RESIZED): adopt its size. Caller holds no transaction.
-  void adopt_map_size() {
-    std::unique_lock lock(txn_guard);
-    mdb_env_set_mapsize(env, 0);
-    refresh_map_size();
-  }
-
-  // Doubles the map after MDB_MAP_FULL. Caller holds no transaction. False when the OS refuses.
-  bool grow_map() {
-    std::unique_lock lock(txn_guard);
-    if (mdb_env_set_mapsize(env, static_cast<size_t>(map_bytes.load()) * 2) != MDB_SUCCESS) return false;
-    refresh_map_size();
-    return true;
-  }
-
-  // Begins a transaction with `lock` (unlocked on entry) held shared for its lifetime; retries once the
-  // map was grown by another process.
-  int begin(unsigned flags, MDB_txn** txn, std::shared_lock<std::shared_mutex>& lock) {
-    for (int attempt = 0;; ++attempt) {
-      lock = std::shared_lock(txn_guard);
-      int rc = mdb_txn_begin(env, nullptr, flags, txn);
-      if (rc != MDB_MAP_RESIZED || attempt == 3) return rc;
-      lock.unlock();
-      adopt_map_size();
-    }
-  }
-
-  // What LMDB would refuse in a request on its own (an unknown database, an empty or over-long key) fails that
-  // request alone, before any transaction: inside one, the only failures left are the environment's. (A child
-  // transaction per request would isolate them too, but costs a 2 MiB dirty list each and makes a large group
-  // commit quadratic.)
-  std::error_code check(const write_batch& batch) const {
-    for (const auto& op : batch.ops) {
-      if (!find_dbi(op.database)) return std::make_error_code(std::errc::invalid_argument);
-      if (op.key.empty() || op.key.size() > max_key_bytes) return to_error(MDB_BAD_VALSIZE);
-    }
-    return {};
-  }
-
-  int apply(MDB_txn* txn, const write_batch& batch) {
-    for (const auto& op : batch.ops) {
-      MDB_dbi dbi = *find_dbi(op.database);
-      MDB_val key = to_val(op.key);
-      int rc;
-      if (op.what == store_op::kind::put) {
-        MDB_val value = to_val(op.value);
-        rc = mdb_put(txn, dbi, &key, &value, 0);
-      } else {
-        rc = mdb_del(txn, dbi, &key, nullptr);
-        if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
-      }
-      if (rc != MDB_SUCCESS) return rc;
-    }
-    return MDB_SUCCESS;
-  }
-
-  static void finish(request& r, std::error_code ec) {
-    if (!r.done) return;
-    // A throwing completion must not kill the writer thread (that would terminate the process).
-    try {
-      r.done(ec);
-    } catch (...) {
-    }
-  }
-
-  // Commits work[first, ...) in one transaction, at most max_requests_per_commit of it and as far as it fits;
-  // completes those requests and returns how many it completed (at least one).
-  std::size_t commit_some(std::vector<request>& work, std::size_t first) {
-    std::size_t count = std::min(work.size() - first, max_requests_per_commit);
-    std::vector<std::error_code> results;
-    for (;;) {
-      auto started = std::chrono::steady_clock::now();
-      results.assign(count, {});
-      std::shared_lock<std::shared_mutex> lock;
-      MDB_txn* txn = nullptr;
-      int rc = begin(0, &txn, lock);
-      if (rc == MDB_SUCCESS) {
-        for (std::size_t i = 0; i < count && rc == MDB_SUCCESS; ++i)
-          if (!(results[i] = check(work[first + i].batch))) rc = apply(txn, work[first + i].batch);
-        if (rc != MDB_SUCCESS)
-          mdb_txn_abort(txn);
-        else
-          rc = mdb_txn_commit(txn);  // frees txn whatever the result
-      }
-      lock.unlock();
-      if (rc == MDB_MAP_FULL && grow_map()) continue;  // nothing of this try was kept: redo it all
-      // The dirty-page limit of one transaction: try again with fewer; a request that alone exceeds it fails alone.
-      if (rc == MDB_TXN_FULL && count > 1) {
-        count /= 2;
-        continue;
-      }
-      if (rc == MDB_TXN_FULL) {
-        finish(work[first], to_error(rc));
-        return 1;
-      }
-      if (!delete_only && reserve && disk_full(rc)) {
-        go_delete_only();
-        return 0;  // nothing completed: the caller sorts the work again
-      }
-      if (rc != MDB_SUCCESS) {
-        // The environment failed (begin, a write, commit, or no room to grow): everything pending fails with it.
-        for (std::size_t i = first; i < work.size(); ++i) finish(work[i], to_error(rc));
-        return work.size() - first;
-      }
-      ++commits;
-      commit_seconds.observe(std::chrono::steady_clock::now() - started);
-      commit_writes.observe(static_cast<double>(count));
-      for (std::size_t i = 0; i < count; ++i) finish(work[first + i], results[i]);
-      return count;
-    }
-  }
-
-  // LMDB reports a write cut short by a full disk as EIO: then the file system's free space decides.
-  bool disk_full(int rc) const {
-    if (rc == ENOSPC || rc == EDQUOT) return true;
-    struct statvfs fs {};
-    return rc == EIO && ::statvfs(path.c_str(), &fs) == 0 &&
-           static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < (1u << 20);
-  }
-
-  void go_delete_only() {
-    reserve->release();
-    delete_only = true;
-    last_reserve_try = std::chrono::steady_clock::now();
-    spdlog::error("store: the disk is full; released the {} MiB reserve: until that much is free again the store "
-                  "only deletes (uploads answer 507, other writes fail as retryable)",
-                  reserve->bytes() >> 20);
-  }
-
-  // Delete-only: fails every request that puts, unless the reserve can be taken again (tried at most once per
-  // reserve_retry); the erase-only ones stay in work.
-  void refuse_puts(std::vector<request>& work) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_reserve_try >= reserve_retry) {
-      last_reserve_try = now;
-      if (reserve->take()) {
-        delete_only = false;
-        spdlog::info("store: disk space is back: the reserve is held again and writes are accepted");
-        return;
-      }
-    }
-    auto puts = [](const request& r) {
-      for (const auto& op : r.batch.ops)
-        if (op.what == store_op::kind::put) return true;
-      return false;
-    };
-    auto full = std::make_error_code(std::errc::no_space_on_device);
-    for (auto& r : work)
-      if (puts(r)) finish(r, full);
-    std::erase_if(work, puts);
-  }
-
-  // Commits work; when the disk fills on the way, fails what puts and commits what only deletes.
-  void commit_all(std::vector<request>& work) {
-    for (;;) {
-      if (delete_only) refuse_puts(work);
-      std::size_t done = 0;
-      while (done < work.size()) {
-        auto n = commit_some(work, done);
-        if (n == 0) break;  // the disk filled just now
-        done += n;
-      }
-      if (done == work.size()) return;
-      work.erase(work.begin(), work.begin() + static_cast<std::ptrdiff_t>(done));
-    }
-  }
-
-  void run_writer() {
-    std::vector<request> work;
-    for (;;) {
-      {
-        std::unique_lock lock(queue_mutex);
-        queue_cv.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty()) return;  // stopping and drained
-        work.swap(queue);
-      }
-      bool any_ops = false;
-      for (const auto& r : work) any_ops = any_ops || !r.batch.ops.empty();
-      if (!any_ops) {  // only flush markers: no transaction to commit
-        for (auto& r : work) finish(r, {});
-      } else {
-        commit_all(work);
-      }
-      work.clear();
-    }
-  }
-};
 
 boost::system::result<std::unique_ptr<store>, std::string> store::open(const store_options& options) {
   auto fail = [&](const std::string& reason) {
@@ -435,7 +183,7 @@ std::optional<std::string> store::get(std::string_view database, std::string_vie
   std::shared_lock<std::shared_mutex> lock;
   MDB_txn* txn = nullptr;
   if (impl_->begin(MDB_RDONLY, &txn, lock) != MDB_SUCCESS) return std::nullopt;
-  MDB_val k = to_val(key), v{};
+  MDB_val k = to_mdb_val(key), v{};
   std::optional<std::string> out;
   // An empty or oversized key is refused by LMDB (MDB_BAD_VALSIZE): such a key cannot exist either.
   if (mdb_get(txn, *dbi, &k, &v) == MDB_SUCCESS) out.emplace(to_view(v));
@@ -465,7 +213,7 @@ void store::scan(std::string_view database, std::string_view prefix,
       mdb_txn_abort(txn);
     }
   } guard{txn, cursor};
-  MDB_val k = to_val(prefix), v{};
+  MDB_val k = to_mdb_val(prefix), v{};
   int rc = prefix.empty() ? mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
                           : mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
   for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {

@@ -267,7 +267,7 @@ TEST_F(inbox_test, a_record_keeps_quotes_control_characters_utf8_and_files) {
 plugin_manifest manifest_with_roles() {
   plugin_manifest m;
   m.id = "echo";
-  m.chat = chat_limits{"Room", {{"host", "Host"}, {"viewer", "Viewer"}}, 500, 6};
+  m.chat = chat_limits{"Room", {{"host", "Host"}, {"viewer", "Viewer"}}, 500, length_unit::characters, 6};
   return m;
 }
 
