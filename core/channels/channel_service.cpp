@@ -71,12 +71,12 @@ void channel_service::sweep() {
 void channel_service::push_descriptors(const std::string& plugin_id) {
   auto conn = connectors_.find(plugin_id);
   if (!conn) return;
-  std::vector<channel> routed;
+  std::vector<channel> of_plugin;
   {
     std::lock_guard lock(mutex_);
-    routed = table_.routed(plugin_id);
+    of_plugin = table_.of_plugin(plugin_id);  // with no socket too: its status changes all the same (/events)
   }
-  for (const auto& c : routed)
+  for (const auto& c : of_plugin)
     if (c.authenticated) push_descriptor(*conn, c.id, "plugin_health");
 }
 

@@ -1,6 +1,7 @@
 // Every data-plane packet a client may send, in one table (spec §6, IM v2 §10): what it needs before its
 // handler runs, and the handler. Anything else is unsupported_packet.
 #include "core/dataplane/ws_session.hpp"
+#include "core/events/event_log.hpp"
 #include "core/wire/packet_payload.hpp"
 
 #include <algorithm>
@@ -55,6 +56,7 @@ bool ws_session::im_v2_negotiated() const {
 
 void ws_session::dispatch(const packet_view& p) {
   using enum packet_needs;
+  correlation_scope cause(p.packet_id);  // what the packet changes at once is recorded as its doing (/events)
   const auto* h = handler_for(p.type);
   if (!h || h->needs != any_time) {
     if (!hello_done_) return send_error(&p, "hello_required", "connector.hello must complete first");

@@ -72,6 +72,7 @@ void ws_session::on_chat_message(const packet_view& p, const channel& c, const j
   outbound_service::final_message m;
   m.channel_id = c.id;
   m.message_id = *message_id;
+  m.packet_id = p.packet_id;
   if (auto* text = string_member(payload, "text")) m.text = *text;
   if (auto* files = payload.if_contains("files"); files && files->is_array()) m.files = files->as_array();
   ++in_flight_;  // answered through deliver_answer

@@ -8,6 +8,7 @@
 #include "core/channels/descriptor.hpp"
 #include "core/messaging/inbound_service.hpp"
 #include "core/channels/lease_service.hpp"
+#include "core/events/event_log.hpp"
 #include "core/base/log.hpp"
 #include "core/wire/packet_payload.hpp"
 
@@ -108,6 +109,7 @@ void ws_session::on_auth_start(const packet_view& p, const channel& c, const jso
 
 void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vector<std::string> secrets,
                              call_result r, bool for_status, bool refreshed) {
+  correlation_scope cause(run_id);  // the run's end and the sign-in it brings are the auth session's (/events)
   auto& payload = *ack.payload;
   std::string channel_id(payload.at("connector_channel_id").as_string());
   auto failed = [&](std::string code) {
@@ -151,9 +153,9 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   }
   for (auto& kv : answer->fields) payload[kv.key()] = std::move(kv.value());
   payload["status"] = answer->status;
-  if (answer->status == "expired") {
-    // The run is over: a new auth.start begins another (its status answers expired from now on).
-    ctx_.channels.end_auth(run_id, auth_run_state::expired);
+  if (auto ended = run_ended_without_sign_in(answer->status)) {
+    // The run is over (expired, unauthenticated): a new auth.start begins another; its record answers from now on.
+    ctx_.channels.end_auth(run_id, *ended);
     return deliver_answer(encode_packet(ack));
   }
   if (answer->status == "failed") {
@@ -169,6 +171,7 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
       channel_id, std::move(*answer->binding), run ? run->secret_inputs : std::string(),
       [self = shared_from_this(), ack = std::move(ack), channel_id, run_id](std::optional<channel> c,
                                                                           std::error_code ec) mutable {
+        correlation_scope cause(run_id);
         if (c && ec) {
           // Not durable, so not signed in (the host undid it): a failure xAgent may retry with a new sign-in.
           (*ack.payload)["status"] = "failed";
@@ -276,7 +279,10 @@ void ws_session::on_auth_cancel(const packet_view& p, const channel& c, const js
     return answer("ignored", "authentication had already completed");
   }
   // Marked first, so a status racing with the plugin's cancel already reads canceled.
-  ctx_.channels.end_auth(run->id, auth_run_state::canceled);
+  {
+    correlation_scope cause(run->id);
+    ctx_.channels.end_auth(run->id, auth_run_state::canceled);
+  }
   out["status"] = "canceled";
   out["auth_status"] = auth_status_of(c);
   out["message"] = "Authentication canceled";
@@ -304,6 +310,8 @@ void ws_session::on_auth_logout(const packet_view& p, const channel& c, const js
         // Signed out: the channel holds no shared consumer any more; one that lost its last holder stops.
         self->connector_->stop_consumers(self->ctx_.consumers.release_channel(self->connector_->id(), channel_id),
                                          std::chrono::seconds(self->ctx_.cfg.tools.timeout_s));
+        std::string packet_id = ack.reply_to;  // the ack moves on below
+        correlation_scope cause(packet_id);   // the sign-out is the auth.logout packet's (/events)
         self->ctx_.channels.logout(channel_id, [self, ack = std::move(ack)](std::optional<channel> c,
                                                                              std::error_code ec) mutable {
           self->deliver_with_descriptor(std::move(ack), c, ec);

@@ -90,7 +90,7 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   bool im_v2_negotiated() const;
   // The routing checks of protocol.md §2 for a packet naming a channel; answers the error and returns false.
   bool check_route(const packet_view& p, channel& c);
-  packet_handler_fn on_ping, on_pong, on_hello, on_error;                      // ws_session.cpp
+  packet_handler_fn on_ping, on_pong, on_hello, on_error;                   // ws_session.cpp
   packet_handler_fn on_channel_open, on_channel_close, on_descriptor_get;  // ws_requests.cpp
   packet_handler_fn on_auth_start, on_auth_status, on_auth_cancel, on_auth_logout, on_tool_invoke;
   // IM v2 packets (ws_messages.cpp): dropped silently unless this socket negotiated xagent.im.v2.

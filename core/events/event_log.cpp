@@ -1,5 +1,7 @@
 #include "core/events/event_log.hpp"
 
+#include "core/base/ids.hpp"
+
 #include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -30,7 +32,13 @@ std::uint64_t read_u64(const std::optional<std::string>& text) {
   return v;
 }
 
+thread_local std::string_view current_cause;
+
 }  // namespace
+
+correlation_scope::correlation_scope(std::string_view cause) : outer_(current_cause) { current_cause = cause; }
+correlation_scope::~correlation_scope() { current_cause = outer_; }
+std::string_view correlation_scope::current() { return current_cause; }
 
 std::vector<attachment_summary> attachments_of(const json::array& file_items) {
   std::vector<attachment_summary> out;
@@ -86,6 +94,8 @@ void event_log::record(const std::string& plugin_id, aios_event e) {
   if (!e.message_id.empty()) o["message_id"] = e.message_id;
   if (!e.correlation_id.empty()) o["correlation_id"] = e.correlation_id;
   else if (!e.message_id.empty()) o["correlation_id"] = e.message_id;
+  else if (auto cause = correlation_scope::current(); !cause.empty()) o["correlation_id"] = cause;
+  else o["correlation_id"] = unique_id("cor_");
   o["payload"] = std::move(e.payload);
   // Serialized outside the lock; the seq goes in front under it.
   std::string body = json::serialize(o);
@@ -132,6 +142,12 @@ void event_log::record_message(const std::string& plugin_id, std::string_view di
                                                              {"file_ref", f.file_ref},
                                                              {"mime_type", f.mime_type},
                                                              {"byte_size", f.byte_size}}));
+}
+
+void event_log::record_refusal(const std::string& plugin_id, std::string_view session_id, std::string_view kind,
+                               std::string_view code) {
+  record(plugin_id, {"error", std::string(session_id), "", "",
+                     json::object{{"direction", "inbound"}, {"kind", kind}, {"code", code}}});
 }
 
 event_log::page event_log::read(std::string_view plugin_id, std::uint64_t after, std::size_t limit) const {

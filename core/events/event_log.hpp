@@ -27,8 +27,24 @@ struct aios_event {
   std::string event_type;      // ChannelStatusChanged, AdapterFault, AdapterLoaded, message, attachment_meta, ...
   std::string session_id;      // the connector_channel_id; "" when no channel is concerned
   std::string message_id;      // the host's msg_… id; "" when no message is concerned
-  std::string correlation_id;  // the packet concerned; "" means the message_id
+  std::string correlation_id;  // what caused it; "" means the message_id, else the thread's correlation_scope, else fresh
   boost::json::object payload; // metadata only
+};
+
+// What caused the events this thread records while the scope lives (the packet being handled, the auth session
+// whose answer is being applied): their correlation_id when they name none. A nested scope hides the outer one until
+// it ends. The id is borrowed: it must outlive the scope.
+class correlation_scope {
+ public:
+  explicit correlation_scope(std::string_view cause);
+  ~correlation_scope();
+  correlation_scope(const correlation_scope&) = delete;
+  correlation_scope& operator=(const correlation_scope&) = delete;
+  // The innermost cause on this thread; "" outside every scope.
+  static std::string_view current();
+
+ private:
+  std::string_view outer_;
 };
 
 // What a message record says of one file (attachment_meta).
@@ -55,12 +71,18 @@ class event_log {
   // Reserves a block of seqs for the plugin and waits for it to be durable (not on an I/O thread): called when a
   // plugin is loaded, so even its first events cannot repeat a seq after a crash.
   void open(const std::string& plugin_id);
-  // Any thread. Wakes the waiters of that plugin.
+  // Any thread. Wakes the waiters of that plugin. Every record gets a correlation_id: its own, its message's, the
+  // thread's correlation_scope's, or a fresh cor_ id when nothing outside the host caused it (a load, a health change).
   void record(const std::string& plugin_id, aios_event e);
   // One message record and one attachment_meta per file. outcome: "" for an inbound message.
   void record_message(const std::string& plugin_id, std::string_view direction, std::string_view session_id,
                       std::string_view message_id, std::string_view correlation_id, std::uint64_t bytes,
                       const std::vector<attachment_summary>& files, std::string_view outcome = {});
+
+  // An `error` event for a plugin call the host refused (kind: "approval_request"); session_id "" when no channel of
+  // the plugin is concerned.
+  void record_refusal(const std::string& plugin_id, std::string_view session_id, std::string_view kind,
+                      std::string_view code);
 
   struct page {
     std::string events_json;  // a JSON array, oldest first

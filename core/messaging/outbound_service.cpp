@@ -187,14 +187,14 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
   clear_typing(conn, m.channel_id);  // any final ends the activity, whatever becomes of it (IM v2 §8)
   // The outbound message record, once the final is accepted or refused (a duplicate is not a new one).
   auto attached = std::make_shared<std::vector<attachment_summary>>(attachments_of(m.files));
-  done = [this, plugin_id = conn.id(), channel_id = m.channel_id, bytes = m.text.size(), attached,
-          done = std::move(done)](json::object ack) {
+  done = [this, plugin_id = conn.id(), channel_id = m.channel_id, packet_id = m.packet_id, bytes = m.text.size(),
+          attached, done = std::move(done)](json::object ack) {
     auto status = ack.at("status").as_string();
     if (status != "duplicate") {
       auto* code = ack.if_contains("code");
       std::string outcome = code && code->is_string() ? std::string(code->as_string()) : std::string(status);
-      events_.record_message(plugin_id, "outbound", channel_id, std::string(ack.at("message_id").as_string()), "",
-                             bytes, *attached, outcome);
+      events_.record_message(plugin_id, "outbound", channel_id, std::string(ack.at("message_id").as_string()),
+                             packet_id, bytes, *attached, outcome);
     }
     done(std::move(ack));
   };

@@ -50,6 +50,7 @@ class outbound_service {
     std::string message_id;
     std::string text;
     boost::json::array files;
+    std::string packet_id;  // of the chat.message that carried it: the outbound record's correlation_id
   };
 
   // last_delivered: where a channel's reply goes (the inbound side knows). files: how a final's file_refs are
