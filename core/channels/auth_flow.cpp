@@ -117,6 +117,12 @@ boost::system::result<auth_answer, std::string> parse_auth_answer(std::string_vi
   return out;
 }
 
+std::optional<auth_run_state> run_ended_without_sign_in(std::string_view answer_status) {
+  if (answer_status == "expired") return auth_run_state::expired;
+  if (answer_status == "unauthenticated") return auth_run_state::canceled;
+  return std::nullopt;
+}
+
 bool mentions_secret(std::string_view text, const std::vector<std::string>& secrets) {
   for (const auto& s : secrets)
     if (s.size() >= 8 && text.find(s) != std::string_view::npos) return true;

@@ -2,6 +2,7 @@
 // before a plugin sees it, and of a plugin's answer before xAgent sees it.
 #pragma once
 
+#include "core/channels/channel_table.hpp"
 #include "core/plugin_host/plugin_manifest.hpp"
 
 #include <boost/json/object.hpp>
@@ -36,6 +37,13 @@ struct auth_answer {
 
 // for_status: auth.status may also answer "unauthenticated". The error says what is wrong, for the log.
 boost::system::result<auth_answer, std::string> parse_auth_answer(std::string_view json, bool for_status);
+
+// Whether a plugin's auth answer of this status ends the run without a sign-in, and in which state: `expired` (the
+// run's material ran out) and `unauthenticated` (the plugin holds no sign-in for it) end it, and from then on its
+// record answers auth.status (expired, or unauthenticated as a canceled run does) without asking the plugin.
+// nullopt for an answer the run goes on after (pending, scanned, qr_refresh_required) and for authenticated and
+// failed, which the caller ends itself (a sign-in to record, a failure code to keep).
+std::optional<auth_run_state> run_ended_without_sign_in(std::string_view answer_status);
 
 // Whether text contains any of the secrets. Only secrets of at least 8 bytes count: a shorter one ("echo",
 // "user") turns up in ordinary display text, and refusing such answers would lock its owner out.

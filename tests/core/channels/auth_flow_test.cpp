@@ -363,3 +363,19 @@ TEST(MentionsSecret, AnswerRepeatingAFormSecret) {
 
 }  // namespace
 }  // namespace xconn
+
+namespace xconn {
+namespace {
+
+// A plugin's answer that ends the run without a sign-in: expired and unauthenticated end it; the answers a run goes
+// on after do not (authenticated and failed are ended by the caller, with what it records).
+TEST(auth_flow, expired_and_unauthenticated_answers_end_the_run) {
+  EXPECT_EQ(run_ended_without_sign_in("expired"), auth_run_state::expired);
+  EXPECT_EQ(run_ended_without_sign_in("unauthenticated"), auth_run_state::canceled)
+      << "its record answers unauthenticated from then on, as a canceled run's does";
+  for (const char* goes_on : {"pending", "scanned", "qr_refresh_required", "authenticated", "failed"})
+    EXPECT_FALSE(run_ended_without_sign_in(goes_on)) << goes_on;
+}
+
+}  // namespace
+}  // namespace xconn

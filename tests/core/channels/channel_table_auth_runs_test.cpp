@@ -2,6 +2,8 @@
 // abandoned runs are kept.
 #include "core/channels/channel_table.hpp"
 
+#include "core/channels/auth_flow.hpp"
+
 #include "support/channel_table_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -109,6 +111,28 @@ TEST_F(ChannelTable, EndedRunsAreDroppedAfterEndedRunKept) {
   table.expire();
   EXPECT_FALSE(table.find_auth(id, run));
   EXPECT_TRUE(present(id));
+}
+
+// A plugin's unauthenticated answer ends the run as its expired answer does: the channel stops showing
+// authenticating at once, and the run's record goes after ended_run_kept (a run left running would be kept, and
+// keep the channel authenticating, as long as it is asked about).
+TEST_F(ChannelTable, AnUnauthenticatedAnswerEndsTheRunLikeExpired) {
+  for (const char* answer : {"expired", "unauthenticated"}) {
+    auto id = open_new();
+    ASSERT_TRUE(table.authenticate(id, {}));
+    ASSERT_TRUE(table.logout(id));
+    auto run = table.begin_auth(id, "f");
+    ASSERT_TRUE(table.auth_running(id));
+    auto ended = run_ended_without_sign_in(answer);
+    ASSERT_TRUE(ended) << answer;
+    table.end_auth(run, *ended);
+    EXPECT_FALSE(table.auth_running(id)) << answer;
+    EXPECT_NE(table.find_auth(id, run)->state, auth_run_state::running) << answer;
+    clock.now += channel_table::ended_run_kept + 1ms;
+    table.expire();
+    EXPECT_FALSE(table.find_auth(id, run)) << answer;
+    EXPECT_TRUE(present(id));
+  }
 }
 
 TEST_F(ChannelTable, RunningRunSurvivesEndedRunKeptWhileAskedAbout) {
