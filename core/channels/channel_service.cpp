@@ -48,6 +48,20 @@ std::size_t channel_service::load() {
   return n;
 }
 
+void channel_service::on_signed_out(signed_out_fn fn) {
+  std::lock_guard lock(mutex_);
+  signed_out_ = std::move(fn);
+}
+
+void channel_service::signed_out(const std::string& plugin_id, const std::string& channel_id) {
+  signed_out_fn tell;
+  {
+    std::lock_guard lock(mutex_);
+    tell = signed_out_;
+  }
+  if (tell) tell(plugin_id, channel_id);
+}
+
 void channel_service::start() { sweep_timer_.start(); }
 
 void channel_service::stop() { sweep_timer_.stop(); }
@@ -64,7 +78,10 @@ void channel_service::sweep() {
   }
   if (!dropped.empty()) spdlog::debug("{} temporary channels expired", dropped.size());
   if (!dropped.empty() && dropped_) dropped_(dropped);
-  for (std::size_t i = 0; i < dropped.size(); ++i) tell_ended(plugins[i], dropped[i], "expired");
+  for (std::size_t i = 0; i < dropped.size(); ++i) {
+    signed_out(plugins[i], dropped[i]);  // never signed in, yet a sign-in the host could not keep may have held some
+    tell_ended(plugins[i], dropped[i], "expired");
+  }
   calls_.sweep();
 }
 
@@ -152,6 +169,7 @@ void channel_service::undo_sign_in(const channel& before) {
   // The plugin accepted a first sign-in the host cannot keep: it signs the channel out again, so that both hold
   // the same state. A renewed sign-in keeps the plugin's session: the channel was signed in before and stays so.
   if (before.authenticated) return;
+  signed_out(before.plugin_id, before.id);
   auto conn = connectors_.find(before.plugin_id);
   if (!conn) return;
   conn->auth_logout(before.id, strand_for(*conn, before.id), std::chrono::seconds(cfg_.tools.timeout_s),
@@ -173,6 +191,7 @@ void channel_service::logout(std::string_view id, channel_done done) {
   }
   if (!c) return done(std::nullopt, {});
   note_status(c->id, "signed_out");
+  signed_out(c->plugin_id, c->id);
   if (!c->persistent) return done(c, {});
   write_batch forget;
   channel_credentials::stage_erase(c->id, forget);
@@ -207,7 +226,10 @@ std::string channel_service::report_status(const connector& conn, std::string_vi
   spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, reported);
   events_.record(conn.id(), {"status", c->id, "", "", json::object{{"direction", "inbound"}, {"status", reported}}});
   write_batch also;
-  if (c->binding_lost()) channel_credentials::stage_erase(c->id, also);  // refused by the target: worthless now
+  if (c->binding_lost()) {
+    channel_credentials::stage_erase(c->id, also);  // refused by the target: worthless now
+    signed_out(c->plugin_id, c->id);
+  }
   persist(
       *c,
       [this, plugin_id = conn.id(), channel_id = c->id](std::error_code ec) {
@@ -231,16 +253,30 @@ void channel_service::restore(connector& conn) {
     conn.channel_restore(c.id, json::serialize(c.binding), credentials.value_or("{}"), strand_for(conn, c.id),
                          std::chrono::seconds(cfg_.tools.timeout_s),
                          [this, plugin_id = conn.id(), channel_id = c.id](call_result r) {
-                           auto owner = connectors_.find(plugin_id);
-                           if (!owner) return;
-                           if (!r.ok) spdlog::warn("[plugin {}] channel {} not verified: {}", plugin_id, channel_id,
-                                                   r.timed_out ? "no answer in time" : r.code);
-                           auto why = r.ok ? report_status(*owner, channel_id, r.json) : "the plugin failed";
-                           if (why.empty()) return;
-                           if (r.ok) spdlog::warn("[plugin {}] restore answer for {} refused: {}", plugin_id, channel_id, why);
-                           report_status(*owner, channel_id, R"({"status":"error"})");
+                           if (auto owner = connectors_.find(plugin_id)) restore_answered(*owner, channel_id, r);
                          });
   }
+}
+
+void channel_service::restore_answered(connector& conn, const std::string& channel_id, const call_result& r) {
+  if (!r.ok)
+    spdlog::warn("[plugin {}] channel {} not verified: {}", conn.id(), channel_id,
+                 r.timed_out ? "no answer in time" : r.code);
+  // An expired or revoked answer is released by report_status, as the plugin's own report would be.
+  auto why = r.ok ? report_status(conn, channel_id, r.json) : "the plugin failed";
+  if (!why.empty()) {
+    if (r.ok) spdlog::warn("[plugin {}] restore answer for {} refused: {}", conn.id(), channel_id, why);
+    report_status(conn, channel_id, R"({"status":"error"})");
+  }
+  // A restore that ends in error did not take the channel up again: the plugin runs nothing for it, so the
+  // references it held before the restart are released (a later sign-in or recovery acquires them anew).
+  bool unconfirmed = false;
+  {
+    std::lock_guard lock(mutex_);
+    const auto* c = table_.find(channel_id);
+    unconfirmed = c && c->authenticated && c->target_status == "error";
+  }
+  if (unconfirmed) signed_out(conn.id(), channel_id);
 }
 
 std::string channel_service::begin_auth(std::string_view channel_id, std::string_view flow_id,
@@ -349,6 +385,7 @@ void channel_service::remove(const std::vector<std::string>& ids, std::function<
     }
   }
   if (dropped_) dropped_(ids);
+  for (const auto& [plugin_id, channel_id] : ended) signed_out(plugin_id, channel_id);
   for (const auto& [plugin_id, channel_id] : ended) tell_ended(plugin_id, channel_id, "deregistered");
   db_.write(std::move(batch), [done = std::move(done)](std::error_code ec) {
     if (ec) spdlog::error("deregistered channels could not be erased: {}", ec.message());
@@ -382,6 +419,13 @@ std::optional<channel_service::route_info> channel_service::route_of(std::string
   const auto* c = table_.find(channel_id);
   if (!c) return std::nullopt;
   return route_info{c->plugin_id, c->route.lock(), c->authenticated, c->binding_lost()};
+}
+
+std::optional<use_refusal> channel_service::credential_refusal(std::string_view channel_id) {
+  std::lock_guard lock(mutex_);
+  const auto* c = table_.find(channel_id);
+  if (!c) return use_refusal{"connection_not_authenticated", false, "the channel is not signed in to the target"};
+  return xconn::credential_refusal(*c);
 }
 
 connector::strand channel_service::strand_for(connector& conn, std::string_view channel_id) {

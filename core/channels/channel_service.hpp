@@ -5,6 +5,7 @@
 
 #include "core/channels/channel_credentials.hpp"
 #include "core/channels/channel_table.hpp"
+#include "core/channels/credential_use.hpp"
 #include "core/base/config.hpp"
 #include "core/base/periodic_timer.hpp"
 #include "core/plugin_host/connector.hpp"
@@ -33,6 +34,11 @@ class channel_service {
 
   // Told of channels that ended (temporary ones dropped by the sweep, deregistered ones), outside the lock.
   using dropped_fn = std::function<void(const std::vector<std::string>& channel_ids)>;
+  // Told, outside the lock, that a channel holds its credential no more: signed out, found expired or revoked (by
+  // a report or a restore), not confirmed by its restore (failed, no answer, an error), deregistered, expired
+  // unsigned, or a first sign-in the host could not record. Whatever it held on that credential (its shared
+  // consumers) goes; a repeat for the same channel finds nothing left to release.
+  using signed_out_fn = std::function<void(const std::string& plugin_id, const std::string& channel_id)>;
 
   // seal: the key channel credentials are sealed with.
   // events: where every change of a channel's descriptor status is recorded (ChannelStatusChanged).
@@ -42,6 +48,8 @@ class channel_service {
 
   // Reads the persisted channels back; returns how many. Before any socket is served.
   std::size_t load();
+  // Where signed-out channels are told of (set once, before the plugins load; empty to stop telling).
+  void on_signed_out(signed_out_fn fn);
   // Starts (stops) the periodic sweep of temporary channels and expired tool records.
   void start();
   void stop();
@@ -98,6 +106,9 @@ class channel_service {
     bool binding_lost = false;  // the plugin reported its credential expired or revoked
   };
   std::optional<route_info> route_of(std::string_view channel_id);
+  // Why the channel's credential may not be used now (a reply, a tool); nullopt when it may. An unknown channel
+  // reads as not signed in.
+  std::optional<use_refusal> credential_refusal(std::string_view channel_id);
   // Forced deregistration (leases): the channels, their records and auth runs go; the dropped listener hears
   // of them. done runs once the erase is durable (on the store's writer thread).
   void remove(const std::vector<std::string>& ids, std::function<void(std::error_code)> done = {});
@@ -122,6 +133,9 @@ class channel_service {
   void note_status(std::string_view channel_id, std::string_view reason);
   // The channel's sign-in state back to before's; a first sign-in is signed out of the plugin again.
   void undo_sign_in(const channel& before);
+  void signed_out(const std::string& plugin_id, const std::string& channel_id);
+  // The answer to a restore (on_channel_restore) is in: a channel it left in error holds its credential no more.
+  void restore_answered(connector& conn, const std::string& channel_id, const call_result& r);
   // Saves c's record, with also (its credentials' change) in the same commit.
   void persist(const channel& c, std::function<void(std::error_code)> done = {}, write_batch also = {});
 
@@ -137,6 +151,7 @@ class channel_service {
   event_log& events_;
   std::map<std::string, std::string, std::less<>> shown_status_;  // by channel: the status last recorded
   dropped_fn dropped_;
+  signed_out_fn signed_out_;  // guarded by mutex_
   periodic_timer sweep_timer_;
 };
 

@@ -28,9 +28,18 @@ lease_service::lease_service(store& db, const config& cfg, channel_service& chan
       tick_timer_(io.get_executor(),
                   periodic_timer::quarter_of(std::chrono::seconds(cfg.leases.connector_offline_s),
                                              std::chrono::milliseconds(100), std::chrono::seconds(5)),
-                  [this] { tick(); }) {}
+                  [this] { tick(); }) {
+  // However a channel stops being signed in, its shared consumers go with it, and one that lost its last channel
+  // stops (the registry answers a repeat with nothing, so each is stopped once).
+  channels_.on_signed_out([this](const std::string& plugin_id, const std::string& channel_id) {
+    auto stopped = consumers_.release_channel(plugin_id, channel_id);
+    if (stopped.empty()) return;
+    if (auto conn = connectors_.find(plugin_id)) conn->stop_consumers(stopped, std::chrono::seconds(cfg_.tools.timeout_s));
+  });
+}
 
 lease_service::~lease_service() {
+  channels_.on_signed_out({});
   stop();
   db_.flush();
 }

@@ -3,7 +3,8 @@
 // restart neither resets nor forgets it, and given to every known id at start (the restart grace). When a lease
 // runs out, the id is deregistered and each channel it owns is force-deregistered one by one through the
 // plugin's logout, then cleaned up: its record, pending inbound messages, idempotency records and consumer
-// references go, and a consumer that lost its last reference is stopped.
+// references go, and a consumer that lost its last reference is stopped. The same release runs whenever a channel
+// stops being signed in any other way (channel_service's signed-out listener, installed here).
 //
 // Sockets report from their strands, the tick runs on an I/O thread, plugin calls on the channel's strand of
 // the pool; one mutex guards the leases and nothing slow runs under it.
