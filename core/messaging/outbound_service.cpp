@@ -123,6 +123,8 @@ bool outbound_service::claim_send(connector& conn, final_message& m, const std::
   };
   auto manifest_ptr = conn.manifest();
   const auto& manifest = *manifest_ptr;
+  // Read before the lock (the channels have their own); applied after the repeat checks, as a repeat sends nothing.
+  auto refused = channels_.credential_refusal(m.channel_id);
   std::lock_guard lock(mutex_);
   auto& count = counters_[conn.id()];
   ++count.finals;
@@ -146,6 +148,12 @@ bool outbound_service::claim_send(connector& conn, final_message& m, const std::
     }
     run->second.waiters.push_back(std::move(done));  // answered with the first one's outcome
     return false;
+  }
+  // A reply goes out on the channel's credential: refused as its tools are while that credential is dead (not
+  // retryable: a new sign-in is needed) or the target cannot be reached (retryable).
+  if (refused) {
+    ++count.rejected;
+    return refuse(done, rejection(m.message_id, refused->code, refused->retryable, refused->message));
   }
   // A file a final names must be an upload of this channel; the plugin gets what the host knows of it.
   for (auto& f : m.files) {
@@ -323,6 +331,8 @@ std::string outbound_service::delta(connector& conn, const std::string& channel_
   }
   if (first) clear_typing(conn, channel_id);  // visible text replaces the indicator (IM v2 §8)
   if (!conn.manifest()->delivery.can_edit) return "";
+  // Kept here, not shown: a live edit uses the credential too (the final is refused or sent as a whole later).
+  if (channels_.credential_refusal(channel_id)) return "";
   conn.update(
       channel_id, message_id, std::move(so_far), channels_.strand_for(conn, channel_id),
       std::chrono::seconds(cfg_.tools.timeout_s),
@@ -357,6 +367,7 @@ void outbound_service::clear_typing(connector& conn, const std::string& channel_
 
 void outbound_service::call_activity(connector& conn, const std::string& channel_id, std::string status,
                                      std::string tool_name) {
+  if (channels_.credential_refusal(channel_id)) return;  // no indicator through a credential that cannot be used
   conn.activity(
       channel_id, std::move(status), std::move(tool_name), channels_.strand_for(conn, channel_id),
       std::chrono::seconds(cfg_.tools.timeout_s),
