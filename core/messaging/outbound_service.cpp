@@ -91,12 +91,13 @@ send_limits& outbound_service::limits_for(const connector& conn) {
   auto manifest = conn.manifest();
   int max_length = manifest->chat ? manifest->chat->max_length : 0;  // a build without chat: no limits
   int max_per_minute = manifest->chat ? manifest->chat->max_per_minute : 0;
+  auto unit = manifest->chat ? manifest->chat->unit : length_unit::characters;
   auto it = limits_.find(conn.id());
   if (it == limits_.end()) {
-    it = limits_.try_emplace(conn.id(), plugin_limits{generation, send_limits(max_length, max_per_minute)}).first;
+    it = limits_.try_emplace(conn.id(), plugin_limits{generation, send_limits(max_length, max_per_minute, unit)}).first;
   } else if (it->second.generation != generation) {
     it->second.generation = generation;
-    it->second.limits.set_limits(max_length, max_per_minute);  // a reloaded build's chat
+    it->second.limits.set_limits(max_length, max_per_minute, unit);  // a reloaded build's chat
   }
   return it->second.limits;
 }
@@ -171,7 +172,7 @@ bool outbound_service::claim_send(connector& conn, final_message& m, const std::
     ++count.rejected;
     return refuse(done, rejection(m.message_id, "message_too_long", false,
                                   "over the target's limit of " + std::to_string(manifest.chat->max_length) +
-                                      " characters"));
+                                      " " + std::string(spoken(manifest.chat->unit))));
   }
   if (!limits.admit(conversation, t)) {
     ++count.rejected;

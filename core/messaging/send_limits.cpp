@@ -4,24 +4,22 @@
 
 namespace xconn {
 
-send_limits::send_limits(int max_length_code_points, int max_per_minute)
-    : max_length_(std::max(max_length_code_points, 0)), max_per_minute_(std::max(max_per_minute, 0)) {}
+send_limits::send_limits(int max_length, int max_per_minute, length_unit unit)
+    : max_length_(std::max(max_length, 0)), max_per_minute_(std::max(max_per_minute, 0)), unit_(unit) {}
 
-void send_limits::set_limits(int max_length_code_points, int max_per_minute) {
-  max_length_ = std::max(max_length_code_points, 0);
+void send_limits::set_limits(int max_length, int max_per_minute, length_unit unit) {
+  max_length_ = std::max(max_length, 0);
   max_per_minute_ = std::max(max_per_minute, 0);
+  unit_ = unit;
 }
 
-std::size_t send_limits::code_points(std::string_view utf8) {
-  return static_cast<std::size_t>(
-      std::count_if(utf8.begin(), utf8.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
+std::size_t send_limits::code_points(std::string_view utf8) { return length_in(length_unit::characters, utf8); }
 
 bool send_limits::too_long(std::string_view text) const {
   if (max_length_ == 0) return false;
-  // Bytes bound code points from above: a text this short cannot be over, and counting is skipped.
+  // Bytes bound the length in every unit from above: a text this short cannot be over, and counting is skipped.
   if (text.size() <= static_cast<std::size_t>(max_length_)) return false;
-  return code_points(text) > static_cast<std::size_t>(max_length_);
+  return length_in(unit_, text) > static_cast<std::size_t>(max_length_);
 }
 
 bool send_limits::admit(std::string_view conversation_key, long long now_ms) {

@@ -1,6 +1,7 @@
 #include "core/plugin_host/plugin_manifest.hpp"
 
 #include "core/plugin_host/connector_card.hpp"
+#include "core/plugin_host/served_skill.hpp"
 
 #include <boost/json.hpp>
 
@@ -36,7 +37,8 @@ chat_result parse_chat(const json::value* v) {
   const auto& o = v->as_object();
   chat_limits chat;
   for (const auto& kv : o)
-    if (kv.key() != "title" && kv.key() != "roles" && kv.key() != "max_length" && kv.key() != "max_per_minute")
+    if (kv.key() != "title" && kv.key() != "roles" && kv.key() != "max_length" && kv.key() != "length_unit" &&
+        kv.key() != "max_per_minute")
       return chat_failed("chat." + std::string(kv.key()) + ": unknown field");
   auto* title = o.if_contains("title");
   if (!title || !title->is_string() || code_points(title->as_string()) < 1 || code_points(title->as_string()) > 80)
@@ -60,35 +62,19 @@ chat_result parse_chat(const json::value* v) {
     }
     return {};
   };
-  if (auto r = int_in("max_length", 1, 4000, chat.max_length); !r) return chat_failed(r.error());
-  if (auto r = int_in("max_per_minute", 1, 30, chat.max_per_minute); !r) return chat_failed(r.error());
+  if (auto* unit = o.if_contains("length_unit")) {
+    auto named = unit->is_string() ? length_unit_named(unit->as_string()) : std::nullopt;
+    if (!named) return chat_failed(std::string("chat.length_unit: characters, bytes or utf16_units"));
+    chat.unit = *named;
+  }
+  // Seed 002's 1-4000 code points; a byte or UTF-16 limit up to 64 KiB (Telegram's is 4,096 UTF-16 units).
+  int longest = chat.unit == length_unit::characters ? 4000 : 65536;
+  if (auto r = int_in("max_length", 1, longest, chat.max_length); !r)
+    return chat_failed(r.error() + " " + std::string(spoken(chat.unit)));
+  // 0: the plugin paces its target itself, so the host counts nothing (older manifests could not say 0).
+  if (auto r = int_in("max_per_minute", 0, 30, chat.max_per_minute); !r)
+    return chat_failed(r.error() + " (0: the plugin paces its target itself)");
   return chat_result(boost::system::in_place_value, std::move(chat));
-}
-
-// The served SKILL.md: the plugin's text, then the rules and room every conversation keeps.
-using skill_result = boost::system::result<std::string, std::string>;
-skill_result compose_skill(const plugin_manifest& m, std::string skill) {
-  if (skill.empty() && m.system_prompt.empty() && !m.chat) return skill_result(boost::system::in_place_value);
-  std::string name = skill_name_for(m.card_id);
-  if (skill.empty()) {
-    skill = "---\nname: " + name + "\ndescription: How to handle " + m.card_id + " conversations.\n---\n";
-  } else {
-    static const std::regex header("^---\\r?\\n(?:(?!---)[^\\n]*\\n)*?name:[ \\t]*([^\\r\\n]+)\\r?\\n");
-    std::smatch match;
-    if (!std::regex_search(skill, match, header)) return skill_result(boost::system::in_place_error, "skill: needs a front matter header with name");
-    std::string declared = match[1];
-    while (!declared.empty() && (declared.back() == ' ' || declared.back() == '\t')) declared.pop_back();
-    if (declared != name) return skill_result(boost::system::in_place_error, "skill: header name must be " + name);
-  }
-  if (!m.system_prompt.empty()) skill += "\n## Rules for every conversation\n\n" + m.system_prompt + "\n";
-  if (m.chat) {
-    skill += "\n## The room\n\n" + m.chat->title + "\n";
-    for (const auto& [id, label] : m.chat->roles) skill += "\n- `" + id + "`: " + label;
-    if (!m.chat->roles.empty()) skill += "\n";
-    skill += "\nReplies are at most " + std::to_string(m.chat->max_length) + " characters, at most " +
-             std::to_string(m.chat->max_per_minute) + " per minute.\n";
-  }
-  return skill_result(boost::system::in_place_value, std::move(skill));
 }
 
 }  // namespace
@@ -265,12 +251,13 @@ boost::system::result<plugin_manifest, std::string> parse_manifest(std::string_v
   m.chat = std::move(*chat);
   std::string skill;
   if (auto* v = doc->if_contains("skill")) skill = v->as_string();
+  // The skill states the reply limits, and whether the plugin splits is part of them.
+  if (auto e = read_delivery(*doc, m); !e.empty()) return manifest_failed(std::move(e));
   auto composed = compose_skill(m, std::move(skill));
   if (!composed) return manifest_failed(composed.error());
   m.skill = std::move(*composed);
 
   if (auto e = read_capability(*doc, m); !e.empty()) return manifest_failed(std::move(e));
-  if (auto e = read_delivery(*doc, m); !e.empty()) return manifest_failed(std::move(e));
   if (auto e = read_http_routes(*doc, m); !e.empty()) return manifest_failed(std::move(e));
   return m;
 }

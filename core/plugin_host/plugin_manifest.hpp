@@ -1,6 +1,8 @@
 // What a plugin declares about itself (its manifest JSON), checked before anything is served.
 #pragma once
 
+#include "core/plugin_host/length_unit.hpp"
+
 #include <boost/json/object.hpp>
 #include <boost/system/result.hpp>
 
@@ -11,11 +13,14 @@
 
 namespace xconn {
 
-// Seed 002's `chat`: the room the connector's messages go into.
+// Seed 002's `chat`: the room the connector's messages go into, and the limits its target really has.
 struct chat_limits {
   std::string title;
   std::map<std::string, std::string> roles;  // id -> label
-  int max_length = 500;                      // code points
+  int max_length = 500;                      // in unit: 1-4000 characters, or 1-65536 bytes or UTF-16 units
+  length_unit unit = length_unit::characters;
+  // Finals per conversation in a sliding minute. 0 (declared as 0): no host cap, the plugin paces its target itself
+  // (IRC writes lines at policy.lines_per_second); absent still means 6, as in seed 002.
   int max_per_minute = 6;
 };
 

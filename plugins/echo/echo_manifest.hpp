@@ -11,7 +11,9 @@
 namespace echo {
 
 // The host injects connector_channel_id into every input schema, so none is written here. Echo cannot edit a
-// sent message and never splits one, so delivery says typing only. Both routes need the API key.
+// sent message and never splits one, so delivery says typing only. Both routes need the API key. Echo declares no
+// chat: its peer takes a reply of any length at any pace, so the host limits none and the served skill, like
+// SKILL.md, names no reply bound (a test checks that the two agree).
 inline constexpr std::string_view manifest_template = R"json({
   "id": "echo",
   "card": {

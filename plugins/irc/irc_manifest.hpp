@@ -1,7 +1,12 @@
 // The irc plugin's manifest (adapters page "irc"): card im.irc, the irc_login form, two tools, its skill, and
 // delivery flags: IRC splits (can_split) and cannot edit or show typing.
+//
+// chat states IRC's real limits: each message (one PRIVMSG body) is at most irc_text's max_body_bytes, counted in
+// bytes as the splitter counts them, and max_per_minute 0 leaves the pace to the plugin's own lines_per_second, so
+// the host never refuses a reply as rate_limited. The skill's own text names the same byte bound (a test checks).
 #pragma once
 
+#include "irc_text.hpp"
 #include "kit/manifest.hpp"
 
 #include <string>
@@ -16,8 +21,8 @@ description: Answer people in an IRC channel or a private IRC conversation.
 You are talking with people on IRC, in a channel or in a private conversation.
 
 - Write plain text. IRC shows no Markdown; each line of your reply becomes one IRC message.
-- Keep replies short: a few lines. Long lines are split at about 400 bytes, and lines go out at a limited rate
-  (two a second by default), so a long reply takes a while to appear.
+- Keep replies short: a few lines. A longer line is split into messages of at most 400 bytes, and lines go out
+  at a limited rate (two a second by default), so a long reply takes a while to appear.
 - IRC cannot edit or delete a message: send each reply once, complete.
 - Files cannot be sent on IRC; a file you attach is announced as a link.
 - irc_channel_names lists who is in the channel; irc_message_send sends a message at once (do not repeat a call to
@@ -77,7 +82,7 @@ inline constexpr std::string_view manifest_template = R"json({
   },
   "tool_options": {"irc_message_send": {"side_effect": true}},
   "system_prompt": "This conversation runs on IRC. Write short plain-text lines. Pass connector_channel_id unchanged.",
-  "chat": {"title": "IRC"},
+  "chat": {"title": "IRC", "length_unit": "bytes", "max_per_minute": 0},
   "delivery": {"can_edit": false, "typing": false, "can_split": true},
   "capability": {
     "adapter_id": "irc",
@@ -86,8 +91,11 @@ inline constexpr std::string_view manifest_template = R"json({
   }
 })json";
 
+// chat.max_length is the splitter's own bound, so the two cannot drift apart.
 inline std::string manifest_json(std::string_view version) {
-  return xconn::kit::stamped_manifest(manifest_template, skill_md, version);
+  auto manifest = boost::json::parse(xconn::kit::stamped_manifest(manifest_template, skill_md, version)).as_object();
+  manifest["chat"].as_object()["max_length"] = max_body_bytes;
+  return boost::json::serialize(manifest);
 }
 
 }  // namespace irc

@@ -156,5 +156,43 @@ TEST(SendLimits, ConversationsStillInTheWindowSurviveTheSweep) {
   EXPECT_FALSE(limits.admit("recent", t0 + minute));  // its count survived the sweep
 }
 
+// the declared unit (chat.length_unit) -------------------------------------------------------------------------
+
+TEST(SendLimits, LengthInEachUnit) {
+  const std::string mixed = "a\xC3\xA9\xE4\xBD\xA0\xF0\x9F\x98\x80";  // a é 你 😀: 10 bytes, 4 code points
+  EXPECT_EQ(length_in(length_unit::bytes, mixed), 10u);
+  EXPECT_EQ(length_in(length_unit::characters, mixed), 4u);
+  EXPECT_EQ(length_in(length_unit::utf16_units, mixed), 5u);  // 😀 is a surrogate pair
+  // Invalid UTF-8 never counts past its bytes: a lone 4-byte lead, or one with too few continuation bytes, is one.
+  for (const std::string bad : {"\xF0", "\xF0\x9F", "\xF0\xF0\xF0\xF0", "\x80\x80"}) {
+    EXPECT_LE(length_in(length_unit::utf16_units, bad), bad.size()) << bad.size();
+    EXPECT_LE(length_in(length_unit::characters, bad), bad.size()) << bad.size();
+  }
+  EXPECT_EQ(length_in(length_unit::utf16_units, "\xF0\x9F"), 1u);
+}
+
+TEST(SendLimits, TooLongCountsInTheDeclaredUnit) {
+  const std::string four_e_acute = "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9";  // 8 bytes, 4 characters
+  EXPECT_FALSE((send_limits{4, 0}.too_long(four_e_acute)));
+  EXPECT_TRUE((send_limits{4, 0, length_unit::bytes}.too_long(four_e_acute)));
+  EXPECT_FALSE((send_limits{8, 0, length_unit::bytes}.too_long(four_e_acute)));
+  const std::string two_emoji = "\xF0\x9F\x98\x80\xF0\x9F\x98\x80";  // 8 bytes, 2 characters, 4 UTF-16 units
+  EXPECT_FALSE((send_limits{2, 0}.too_long(two_emoji)));
+  EXPECT_TRUE((send_limits{3, 0, length_unit::utf16_units}.too_long(two_emoji)));
+  EXPECT_FALSE((send_limits{4, 0, length_unit::utf16_units}.too_long(two_emoji)));
+  // A reload may change the unit: the next check uses it.
+  send_limits limits{4, 0};
+  EXPECT_FALSE(limits.too_long(four_e_acute));
+  limits.set_limits(4, 0, length_unit::bytes);
+  EXPECT_TRUE(limits.too_long(four_e_acute));
+}
+
+TEST(SendLimits, APluginThatPacesItselfIsNeverRateLimited) {
+  // chat.max_per_minute 0 (IRC): twenty and more replies in one minute of one conversation all pass.
+  send_limits limits{400, 0, length_unit::bytes};
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(limits.admit("irc-channel\nirc/group/#ops", t0 + i * 100)) << i;
+  EXPECT_EQ(limits.size(), 0u);
+}
+
 }  // namespace
 }  // namespace xconn

@@ -230,7 +230,8 @@ TEST(PluginManifestChat, MaxLength) {
 }
 
 TEST(PluginManifestChat, MaxPerMinute) {
-  expect_refused([](auto& m) { chat(m)["max_per_minute"] = 0; }, "chat.max_per_minute");
+  // 0 is a plugin that paces its target itself (plugin_chat_limits_manifest_test.cpp); below it, refused.
+  expect_refused([](auto& m) { chat(m)["max_per_minute"] = -1; }, "chat.max_per_minute");
   expect_refused([](auto& m) { chat(m)["max_per_minute"] = 31; }, "chat.max_per_minute");
   expect_refused([](auto& m) { chat(m)["max_per_minute"] = true; }, "chat.max_per_minute");
   EXPECT_EQ(parse_ok([](auto& m) { chat(m)["max_per_minute"] = 1; }).chat->max_per_minute, 1);
