@@ -20,8 +20,10 @@ struct settings {
   std::int64_t max_body_bytes = host_body_cap;  // policy.max_body_bytes: 413 above it
   int send_budget_s = 25;                      // policy.send_budget_s: a final's tries, all told (< delivery.send_timeout_s)
   int attempt_timeout_s = 10;                  // policy.attempt_timeout_s: one POST to the receiver
-  int replay_keep_s = 86400;                   // policy.replay_keep_s: how long a msg_id answers its first message_id
-  int replay_keep_max = 20000;                 // policy.replay_keep_max: how many msg_ids are kept at most
+  // policy.replay_keep_s and policy.replay_keep_max bounded the plugin's own msg_id index, which is gone (the host
+  // answers a replay for delivery.expiry_s): still accepted, with their old ranges, so that existing configs load.
+  int replay_keep_s = 86400;
+  int replay_keep_max = 20000;
 };
 
 // out: where the values go (nullptr to check only).

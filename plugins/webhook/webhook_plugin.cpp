@@ -4,7 +4,6 @@
 // Finals go out as signed POSTs to the receiver, retried with backoff within the send budget. The secret is sealed
 // by the host and held here in memory only; every POST runs on the plugin's own event loop (one thread).
 #include "receiver_client.hpp"
-#include "replay_index.hpp"
 #include "webhook_config.hpp"
 #include "webhook_inbound.hpp"
 #include "webhook_manifest.hpp"
@@ -101,9 +100,6 @@ struct shared_state {
   std::map<std::string, binding> channels;          // signed-in channels of this run, by channel id
   std::map<std::string, std::string> last_key;      // the channel_key of a channel's latest inbound message
   std::map<std::string, bool> degraded;             // channels reported degraded (their receiver failed)
-  replay_index replays;                              // msg_id → message_id, per channel
-  std::map<std::string, std::vector<std::shared_ptr<completion>>> in_flight;  // msg_id keys being emitted: waiters
-  bool alive = true;
 };
 
 class webhook_plugin final : public xconn::sdk::plugin {
@@ -124,17 +120,13 @@ class webhook_plugin final : public xconn::sdk::plugin {
   ~webhook_plugin() override { halt(); }
 
   void start(completion done) override {
-    // The msg_ids kept by an earlier run, so a replay across a restart still finds its first message_id.
-    std::size_t loaded = 0;
-    {
-      std::lock_guard lock(state_->mutex);
-      host_.kv_scan(replay_index::kv_prefix, [&](std::string_view key, std::string_view value) {
-        loaded += state_->replays.load(key.substr(replay_index::kv_prefix.size()), value) ? 1 : 0;
-        return true;
-      });
-    }
-    if (loaded > 0) host_.info("webhook: " + std::to_string(loaded) + " msg_ids kept from an earlier run");
-    prune_replays();
+    // An earlier build kept its own msg_id index under "seen/"; the host answers a replay itself now: it goes.
+    kv_batch old_index;
+    host_.kv_scan("seen/", [&](std::string_view key, std::string_view) {
+      old_index.erase(key);
+      return true;
+    });
+    if (!old_index.empty()) host_.kv_write(old_index);
     runner_ = std::thread([this] { io_.run(); });
     done.ok();
   }
@@ -264,7 +256,7 @@ class webhook_plugin final : public xconn::sdk::plugin {
     return it == state_->channels.end() ? std::nullopt : std::optional(it->second);
   }
 
-  // Signed out (the URL goes; the msg_ids stay, as the channel may sign in again) or ended (everything goes).
+  // Signed out (the URL goes) or ended (what is known of its conversation too). The host keeps the msg_ids.
   void forget(const std::string& channel, bool ended) {
     kv_batch batch;
     batch.erase(channel_key(channel));
@@ -272,20 +264,12 @@ class webhook_plugin final : public xconn::sdk::plugin {
       std::lock_guard lock(state_->mutex);
       state_->channels.erase(channel);
       state_->degraded.erase(channel);
-      if (ended) {
-        state_->last_key.erase(channel);
-        for (const auto& key : state_->replays.drop_channel(channel)) batch.erase(replay_index::kv_key(key));
-      }
+      if (ended) state_->last_key.erase(channel);
     }
     host_.kv_write(batch);
   }
 
   // ---- inbound ----
-
-  // The answer to one POST, given to its caller and to every repeat of its msg_id that waited for it.
-  static void answer_all(std::vector<std::shared_ptr<completion>>& calls, const std::string& answer) {
-    for (auto& c : calls) c->ok(answer);
-  }
 
   void receive(const std::string& channel, std::string_view headers_json, std::string_view raw_body,
                std::shared_ptr<completion> call) {
@@ -306,130 +290,51 @@ class webhook_plugin final : public xconn::sdk::plugin {
       host_.count("inbound_bad_body");
       return call->ok(http_answer(400, error_body("invalid_body", bad->message, bad->field)));
     }
-    auto emit = std::get<json::object>(std::move(read));
-    auto msg_id = string_at(emit, "msg_id");
-    auto channel_key_in = string_at(emit, "channel_key");
-    auto message_json = json::serialize(emit);
-    if (msg_id.empty()) return emit_message(channel, channel_key_in, message_json, "", 0, {std::move(call)});
-
-    auto key = replay_index::key(channel, msg_id);
-    std::int64_t at = now_ms();
-    {
-      std::lock_guard lock(state_->mutex);
-      if (auto seen = state_->replays.find(key)) {
-        host_.count("inbound_duplicates");
-        return call->ok(accepted_answer(seen->message_id));
-      }
-      // A repeat while the first is on its way waits for it: the host would call it a duplicate before the first
-      // is durable, and a 202 must never come before that.
-      if (auto it = state_->in_flight.find(key); it != state_->in_flight.end()) {
-        it->second.push_back(std::move(call));
-        return;
-      }
-      state_->in_flight[key];
-    }
-    emit_message(channel, channel_key_in, message_json, key, at, {std::move(call)});
+    // A replay of a msg_id is the host's to recognise: it answers it with the first message's id, never before
+    // that message is durable (plugin-api.md, the emit).
+    emit_message(channel, json::serialize(std::get<json::object>(std::move(read))), std::move(call));
   }
 
   static std::string accepted_answer(const std::string& message_id) {
-    // "" only when a crash came between the message's commit and its id's (the marker alone survived).
+    // "" only for a msg_id an older build of the host took before it kept the first message's id.
     if (message_id.empty()) return http_answer(202, R"({"message_id":null,"duplicate":true})");
     return http_answer(202, json::serialize(json::object{{"message_id", message_id}}));
   }
 
-  // Emits the message; with a msg_id (key set), the marker "seen/<key>" = at rides in the message's own commit.
-  void emit_message(const std::string& channel, const std::string& channel_key_in, const std::string& message_json,
-                    const std::string& key, std::int64_t at, std::vector<std::shared_ptr<completion>> calls) {
-    // The callbacks hold what they use (never this): the host may answer an emit on any thread, at any time.
-    emit_context ctx{state_, host_, channel, channel_key_in, key, at, settings_.replay_keep_s * 1000LL,
-                     static_cast<std::size_t>(settings_.replay_keep_max)};
-    auto on_done = [ctx, message_json, calls = std::move(calls)](xconn::sdk::emit_result r) mutable {
-      if (!r.ok && r.failure.code == "kv_quota_exceeded" && !ctx.key.empty()) {
-        // The store is full of something else: the message matters more than its marker.
-        ctx.host.warn("webhook: the key-value store is full; a msg_id is kept in memory only");
-        auto host = ctx.host;
-        host.emit(ctx.channel, message_json, [ctx, calls = std::move(calls)](xconn::sdk::emit_result again) mutable {
-          finish_emit(ctx, std::move(again), std::move(calls));
-        });
-        return;
-      }
-      finish_emit(ctx, std::move(r), std::move(calls));
-    };
-    if (key.empty()) return host_.emit(channel, message_json, std::move(on_done));
-    auto marker = kv_batch().put(replay_index::kv_key(key), std::to_string(at));
-    host_.emit_with(channel, message_json, marker, std::move(on_done));
+  void emit_message(const std::string& channel, const std::string& message_json, std::shared_ptr<completion> call) {
+    // The callback holds what it uses (never this): the host may answer an emit on any thread, at any time.
+    auto channel_key_in = string_at(parse_object(message_json).value_or(json::object{}), "channel_key");
+    host_.emit(channel, message_json, [state = state_, host = host_, channel, channel_key_in,
+                                       call = std::move(call)](xconn::sdk::emit_result r) {
+      call->ok(answer_to(state, host, channel, channel_key_in, r));
+    });
   }
 
-  struct emit_context {
-    std::shared_ptr<shared_state> state;
-    xconn::sdk::host host;
-    std::string channel, channel_key_in, key;  // key: the msg_id's replay key, "" without one
-    std::int64_t at;
-    std::int64_t keep_ms;
-    std::size_t keep_max;
-  };
-
-  static void finish_emit(const emit_context& ctx, xconn::sdk::emit_result r,
-                          std::vector<std::shared_ptr<completion>> calls) {
-    const auto& state = ctx.state;
-    const auto& key = ctx.key;
-    auto host = ctx.host;
-    std::string answer;
-    kv_batch batch;
-    bool alive = false;
-    {
+  // The HTTP answer to a sender for the host's answer to its message.
+  static std::string answer_to(const std::shared_ptr<shared_state>& state, xconn::sdk::host host,
+                               const std::string& channel, const std::string& channel_key_in,
+                               const xconn::sdk::emit_result& r) {
+    if (r.ok && !r.duplicate) {
+      host.count("inbound_accepted");
       std::lock_guard lock(state->mutex);
-      alive = state->alive;
-      if (!key.empty()) {
-        auto it = state->in_flight.find(key);
-        if (it != state->in_flight.end()) {
-          for (auto& waiter : it->second) calls.push_back(std::move(waiter));
-          state->in_flight.erase(it);
-        }
-      }
-      if (r.ok && !r.duplicate) {
-        host.count("inbound_accepted");
-        state->last_key[ctx.channel] = ctx.channel_key_in.empty() ? std::string(default_channel_key) : ctx.channel_key_in;
-        if (!key.empty()) {
-          replay_index::entry e{ctx.at, r.message_id};
-          state->replays.put(key, e);
-          batch.put(replay_index::kv_key(key), replay_index::kv_value(e));
-          for (const auto& gone : state->replays.prune(now_ms(), ctx.keep_ms, ctx.keep_max))
-            batch.erase(replay_index::kv_key(gone));
-        }
-        answer = accepted_answer(r.message_id);
-      } else if (r.ok) {
-        // The host knew the msg_id and we had no id for it (kept past our bound, or a crash in between).
-        host.count("inbound_duplicates");
-        auto seen = key.empty() ? std::nullopt : state->replays.find(key);
-        answer = accepted_answer(seen ? seen->message_id : "");
-      } else if (r.failure.code == "invalid_message") {
-        host.count("inbound_bad_body");
-        answer = refused_body(r.failure.message);
-      } else if (r.failure.code == "channel_not_found") {
-        host.count("inbound_unauthorized");
-        answer = unauthorized();
-      } else {
-        host.count("inbound_store_failed");
-        answer = http_answer(503, error_body("store_failed", "the message could not be stored; send it again"),
-                             "application/json", R"({"Retry-After":"1"})");
-      }
+      state->last_key[channel] = channel_key_in.empty() ? std::string(default_channel_key) : channel_key_in;
+      return accepted_answer(r.message_id);
     }
-    // The id's own write follows the message's commit: a repeat meanwhile is answered from memory. Not once the
-    // instance stopped: its host table may be gone.
-    if (!batch.empty() && alive) host.kv_write(batch);
-    answer_all(calls, answer);
-  }
-
-  void prune_replays() {
-    kv_batch batch;
-    {
-      std::lock_guard lock(state_->mutex);
-      for (const auto& gone : state_->replays.prune(now_ms(), settings_.replay_keep_s * 1000LL,
-                                                    static_cast<std::size_t>(settings_.replay_keep_max)))
-        batch.erase(replay_index::kv_key(gone));
+    if (r.ok) {
+      host.count("inbound_duplicates");
+      return accepted_answer(r.message_id);
     }
-    if (!batch.empty()) host_.kv_write(batch);
+    if (r.failure.code == "invalid_message") {
+      host.count("inbound_bad_body");
+      return refused_body(r.failure.message);
+    }
+    if (r.failure.code == "channel_not_found") {
+      host.count("inbound_unauthorized");
+      return unauthorized();
+    }
+    host.count("inbound_store_failed");
+    return http_answer(503, error_body("store_failed", "the message could not be stored; send it again"),
+                       "application/json", R"({"Retry-After":"1"})");
   }
 
   // ---- outbound ----
@@ -438,10 +343,6 @@ class webhook_plugin final : public xconn::sdk::plugin {
   void spawn(awaitable<void> work) { xconn::kit::spawn_guarded(io_, host_, "webhook", std::move(work)); }
 
   void halt() {
-    {
-      std::lock_guard lock(state_->mutex);
-      state_->alive = false;
-    }
     work_.reset();
     io_.stop();
     if (runner_.joinable()) runner_.join();

@@ -1,7 +1,6 @@
 // The webhook plugin's own rules, tested directly (plugins/webhook/*.hpp) and through its C ABI table: receiver URLs,
 // the signature header and its 300 s window, the inbound body's fields, the msg_id index's bounds, and a config
 // section refused with the key named (never its value).
-#include "plugins/webhook/replay_index.hpp"
 #include "plugins/webhook/webhook_inbound.hpp"
 #include "plugins/webhook/webhook_signature.hpp"
 #include "plugins/webhook/webhook_url.hpp"
@@ -99,36 +98,6 @@ TEST(WebhookInbound, TheBodyIsReadFieldByFieldAndABadOneNamesItsField) {
   EXPECT_EQ(field_of(R"({"text":"a","role":"host"})"), "role");
   auto error = std::get<webhook::body_error>(webhook::read_inbound_body(R"({"text":"a","at":"x"})"));
   EXPECT_EQ(error.message.substr(0, 3), "at:");
-}
-
-TEST(WebhookReplays, TheIndexKeepsFirstIdsAndIsBoundedByAgeAndCount) {
-  webhook::replay_index index;
-  index.put(webhook::replay_index::key("cch_a", "m1"), {1000, "msg_1"});
-  index.put(webhook::replay_index::key("cch_a", "m2"), {2000, "msg_2"});
-  index.put(webhook::replay_index::key("cch_b", "m1"), {3000, "msg_3"});
-  EXPECT_EQ(index.find("cch_a/m1")->message_id, "msg_1");
-  EXPECT_EQ(index.find("cch_b/m1")->message_id, "msg_3");
-  EXPECT_FALSE(index.find("cch_b/m2"));
-  // Older than the keep window goes; then the oldest past the count.
-  EXPECT_EQ(index.prune(12000, 10500, 10), std::vector<std::string>{"cch_a/m1"});
-  EXPECT_EQ(index.prune(12000, 10500, 1), std::vector<std::string>{"cch_a/m2"});
-  EXPECT_EQ(index.size(), 1u);
-  // A marker (no id yet) and its id later; loaded pairs in any order are pruned oldest first.
-  webhook::replay_index loaded;
-  EXPECT_TRUE(loaded.load("cch_x/late", "9000 msg_late"));
-  EXPECT_TRUE(loaded.load("cch_x/early", "100"));
-  EXPECT_FALSE(loaded.load("no-slash", "1 msg"));
-  EXPECT_FALSE(loaded.load("cch_x/bad", "soon msg"));
-  EXPECT_EQ(loaded.find("cch_x/early")->message_id, "");
-  EXPECT_EQ(loaded.prune(9000, 100000, 1), std::vector<std::string>{"cch_x/early"});
-  EXPECT_EQ(webhook::replay_index::kv_value({5, "msg_9"}), "5 msg_9");
-  EXPECT_EQ(webhook::replay_index::kv_value({5, ""}), "5");
-  // A channel's keys go with it; a key put again keeps one entry.
-  loaded.put("cch_y/a", {9500, "msg_a"});
-  loaded.put("cch_y/a", {9600, "msg_a"});
-  EXPECT_EQ(loaded.drop_channel("cch_y"), std::vector<std::string>{"cch_y/a"});
-  EXPECT_EQ(loaded.size(), 1u);
-  EXPECT_TRUE(loaded.prune(9700, 100000, 0).size() == 1u && loaded.size() == 0u);
 }
 
 class WebhookAbi : public ::testing::Test {
