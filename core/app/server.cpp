@@ -194,6 +194,11 @@ plugin_host_hooks server::impl::plugin_hooks() {
   hooks.base_url = [this](const connector& of) {
     return ctx->public_base_url.empty() ? std::string() : ctx->public_base_url + "/connectors/" + of.id();
   };
+  hooks.refused = [this](const connector& from, std::string_view channel_id, std::string_view kind,
+                         std::string_view code) {
+    auto route = channels->route_of(channel_id);
+    events->record_refusal(from.id(), route && route->plugin_id == from.id() ? channel_id : "", kind, code);
+  };
   hooks.health_changed = [this](const std::string& plugin_id, health_state h) {
     std::string last_error;
     if (auto conn = connectors->find(plugin_id)) last_error = conn->health().last_error_code;

@@ -77,6 +77,9 @@ struct plugin_host_hooks {
   std::function<std::string(const connector& of)> base_url;
   // A shared consumer's key for a plugin (consumer_key.hpp); "" when refused. Empty: the call answers -1.
   std::function<std::string(const std::string& plugin_id, std::string_view material)> consumer_key;
+  // A plugin call the host refused (kind: "approval_request"), for {base}/events; channel_id as the plugin named it.
+  std::function<void(const connector& from, std::string_view channel_id, std::string_view kind, std::string_view code)>
+      refused;
 };
 
 class plugin_generation : public std::enable_shared_from_this<plugin_generation> {
@@ -181,6 +184,8 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static int64_t on_host_base_url(void* ctx, char* out, size_t capacity);
   static int on_host_consumer_key(void* ctx, xconn_str material, char* out, size_t capacity);  // its own file
   static int on_host_file_delete(void* ctx, xconn_str channel_id, xconn_str file_ref);  // its own file
+  static void on_host_approval_request(void* ctx, xconn_str channel_id, xconn_str request_json, xconn_emit_done done,
+                                       void* user);  // its own file
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);
   void call_finished();
   call_result run_blocking(void (*fn)(void*, xconn_call*), std::chrono::milliseconds limit, const char* what);

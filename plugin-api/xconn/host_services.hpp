@@ -283,6 +283,18 @@ class host {
     return api_->xconn_host_file_delete(api_->host_ctx, to_c(connector_channel_id), to_c(file_ref));
   }
 
+  // Asks xAgent for a decision on the channel (ABI 1.6, plugin.h xconn_host_approval_request). No Protocol 3.0 packet
+  // carries one, so today's host answers done with the failure "unsupported" (and shows it on /events); an older host
+  // has no such call and is answered the same here. done runs exactly once, possibly before this returns.
+  void request_approval(std::string_view connector_channel_id, std::string_view request_json,
+                        std::function<void(emit_result)> done) const {
+    if (!XCONN_HOST_HAS(api_, xconn_host_approval_request))
+      return done({false, {}, false, {"unsupported", "this host carries no approval requests", false}});
+    auto* user = new std::function<void(emit_result)>(std::move(done));
+    api_->xconn_host_approval_request(api_->host_ctx, to_c(connector_channel_id), to_c(request_json), &host::emit_done,
+                                      user);
+  }
+
  private:
   static int kv_visit(void* user, xconn_str key, xconn_str value) {
     auto& visit = *static_cast<std::function<bool(std::string_view, std::string_view)>*>(user);

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 5u
+#define XCONN_PLUGIN_API_MINOR 6u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -255,6 +255,16 @@ typedef struct xconn_host_api {
    * store could not commit the delete (the file stays until files.ttl_s). It waits for the store, so call it from
    * the plugin's own threads, as every plugin call is (as xconn_host_file_write). */
   int (*xconn_host_file_delete)(void* host_ctx, xconn_str connector_channel_id, xconn_str file_ref);
+
+  /* Since 1.6. The canonical approval_request (AIOS seed 004): the target asks for a decision on one channel (a
+   * payment to confirm, a join to accept). request_json is the plugin's description of it (metadata; the host does
+   * not keep it). Protocol 3.0 has no packet that carries an approval to xAgent, so until a profile defines one this
+   * host refuses every request: done runs once, on the calling thread before this returns, with status ERROR, code
+   * "unsupported" and a message saying why, and the host records an `error` event (payload "kind":
+   * "approval_request", "code": "unsupported") on {base}/events. A later host that carries approvals answers OK with
+   * the approval's id in message_id. Check struct_size before calling: an older host's table ends before this. */
+  void (*xconn_host_approval_request)(void* host_ctx, xconn_str connector_channel_id, xconn_str request_json,
+                                      xconn_emit_done done, void* user);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

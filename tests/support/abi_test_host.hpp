@@ -124,7 +124,8 @@ class test_host {
              &complete, &emit, &consumer_acquire, &consumer_release, &file_begin, &file_write, &file_end, &file_read,
              &kv_get, &kv_scan, &kv_write, &emit_with,                     // 1.3: a key-value store in memory
              nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,         // no other 1.3 service, nor 1.4's, nor 1.5's key
-             &file_delete},                                                // 1.5: deletes a kept file of the channel
+             &file_delete,                                                 // 1.5: deletes a kept file of the channel
+             nullptr},                                                     // no 1.6 approval carrier
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }

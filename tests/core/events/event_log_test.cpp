@@ -35,14 +35,59 @@ class EventLog : public ::testing::Test {
 };
 
 TEST_F(EventLog, an_event_has_the_common_fields_and_each_plugin_its_own_seq) {
-  log->record("a", {"ChannelStatusChanged", "cch_1", "", "", json::object{{"status", "connected"}}});
+  {
+    correlation_scope cause("pkt_1");
+    log->record("a", {"ChannelStatusChanged", "cch_1", "", "", json::object{{"status", "connected"}}});
+  }
   log->record("b", fault());
   auto a = page("a");
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(json::serialize(a[0]),
             R"({"seq":1,"event_type":"ChannelStatusChanged","timestamp":"2026-09-21T14:13:20.123Z","channel_type":"dialog",)"
-            R"("target":"prov-a","session_id":"cch_1","payload":{"status":"connected"}})");
+            R"("target":"prov-a","session_id":"cch_1","correlation_id":"pkt_1","payload":{"status":"connected"}})");
   EXPECT_EQ(page("b")[0].at("seq"), 1);
+}
+
+// Every record names a cause: its own, its message's, the innermost scope of the recording thread, else a fresh id.
+TEST_F(EventLog, every_record_has_a_correlation_id_from_the_event_the_scope_or_a_fresh_one) {
+  log->record("a", fault());
+  log->record("a", fault());
+  {
+    correlation_scope outer("pkt_outer");
+    {
+      correlation_scope inner("auth_inner");
+      log->record("a", fault());
+      log->record("a", {"status", "cch_1", "", "pkt_own", json::object{}});
+    }
+    log->record("a", fault());
+    log->record_message("a", "outbound", "cch_1", "out-1", "pkt_final", 3, {});
+  }
+  log->record("a", fault());
+  auto all = page("a");
+  ASSERT_EQ(all.size(), 7u);
+  auto id = [&](std::size_t i) { return std::string(all[i].at("correlation_id").as_string()); };
+  EXPECT_TRUE(id(0).starts_with("cor_")) << id(0);
+  EXPECT_EQ(id(0).size(), 26u);
+  EXPECT_NE(id(0), id(1));  // fresh each time
+  EXPECT_EQ(id(2), "auth_inner");
+  EXPECT_EQ(id(3), "pkt_own");
+  EXPECT_EQ(id(4), "pkt_outer");
+  EXPECT_EQ(id(5), "pkt_final");
+  EXPECT_EQ(all[5].at("message_id"), "out-1");
+  EXPECT_TRUE(id(6).starts_with("cor_")) << id(6);
+  EXPECT_EQ(correlation_scope::current(), "");
+}
+
+TEST_F(EventLog, a_refused_plugin_call_is_an_error_event_naming_what_was_refused) {
+  log->record_refusal("a", "cch_1", "approval_request", "unsupported");
+  log->record_refusal("a", "", "approval_request", "unsupported");
+  auto all = page("a");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].at("event_type"), "error");
+  EXPECT_EQ(all[0].at("session_id"), "cch_1");
+  EXPECT_EQ(json::serialize(all[0].at("payload")),
+            R"({"direction":"inbound","kind":"approval_request","code":"unsupported"})");
+  EXPECT_FALSE(all[1].as_object().contains("session_id"));
 }
 
 TEST_F(EventLog, a_message_record_is_one_message_and_one_attachment_meta_per_file_and_correlates_to_the_message) {
