@@ -38,7 +38,8 @@ void check(const plugin_manifest& m) {
   for (const auto& [id, options] : m.tools) FUZZ_CHECK(options.timeout_ms >= 0 && options.timeout_ms <= 3600000);
 
   if (m.chat) {
-    FUZZ_CHECK(m.chat->max_length >= 1 && m.chat->max_length <= (m.chat->unit == length_unit::characters ? 4000 : 65536));
+    int longest = m.chat->unit == length_unit::characters ? 4000 : 65536;
+    FUZZ_CHECK(m.chat->max_length >= 1 && m.chat->max_length <= longest);
     FUZZ_CHECK(m.chat->max_per_minute >= 0 && m.chat->max_per_minute <= 30);  // 0: the plugin paces itself
   }
   for (const auto& r : m.http_routes) {

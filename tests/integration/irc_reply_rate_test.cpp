@@ -65,7 +65,8 @@ TEST(irc_reply_rate, twenty_replies_in_a_minute_are_all_sent_none_rate_limited) 
     EXPECT_EQ(got[i].target, "#ops");
     EXPECT_EQ(got[i].text, "reply " + std::to_string(i + 1));
   }
-  std::printf("[ measure ] %d one-line replies sent at once: all %d arrived after %.2f s (policy.lines_per_second = 10)\n",
+  std::printf("[ measure ] %d one-line replies sent at once: all %d arrived after %.2f s "
+              "(policy.lines_per_second = 10)\n",
               replies, static_cast<int>(got.size()),
               std::chrono::duration<double>(got.back().at - started).count());
 }

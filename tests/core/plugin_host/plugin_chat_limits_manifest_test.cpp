@@ -89,7 +89,8 @@ TEST(ChatLimitsManifest, MaxLengthRangeFollowsTheUnitWhereverItStandsInTheObject
 TEST(ChatLimitsManifest, AnOlderManifestKeepsItsSentence) {
   auto r = parse_with([](auto&) {});
   ASSERT_TRUE(r.has_value()) << r.error();
-  EXPECT_NE(r->skill.find("\nReplies are at most 300 characters, at most 4 per minute.\n"), std::string::npos) << r->skill;
+  EXPECT_NE(r->skill.find("\nReplies are at most 300 characters, at most 4 per minute.\n"), std::string::npos)
+      << r->skill;
 }
 
 TEST(ChatLimitsManifest, TheSentenceStatesTheDeclaredUnitSplittingAndPace) {
@@ -101,7 +102,8 @@ TEST(ChatLimitsManifest, TheSentenceStatesTheDeclaredUnitSplittingAndPace) {
             "A reply goes out in messages of at most 400 bytes each; the connector paces how fast they go out, with "
             "no cap per minute.");
   c.max_per_minute = 6;
-  EXPECT_EQ(reply_limits_sentence(c, true), "A reply goes out in messages of at most 400 bytes each, at most 6 replies per minute.");
+  EXPECT_EQ(reply_limits_sentence(c, true),
+            "A reply goes out in messages of at most 400 bytes each, at most 6 replies per minute.");
   c.unit = length_unit::utf16_units;
   c.max_length = 4096;
   EXPECT_EQ(reply_limits_sentence(c, false), "Replies are at most 4096 UTF-16 code units, at most 6 per minute.");
