@@ -1,5 +1,11 @@
 // The telegram plugin's manifest: the official Telegram connector's card surface (flow, fields and tool ids) on
 // Protocol 3.0 (adapters page "telegram"), its skill, its chat and delivery flags.
+//
+// One length, 4,000 characters, is told to the model and kept. The host serves the reply bound from
+// chat.max_length in the skill and takes no more than 4000 characters there; Telegram's own bound is 4,096 UTF-16
+// units. So the skill and the tool's refusal say 4,000 (before they said 4,096 beside the host's 4000), the tool
+// refuses past it, and a long final (delivery.can_split: the host hands it over whole) is split into messages of
+// at most 4,000 UTF-16 units, which is at most 4,000 characters and within Telegram's limit (telegram_text.hpp).
 #pragma once
 
 #include "kit/manifest.hpp"
@@ -16,9 +22,10 @@ description: Answer people in a Telegram chat through a bot.
 You are talking with people in a Telegram chat, through a bot.
 
 - Write plain text. Telegram shows your words as they are: no Markdown or HTML formatting is applied.
-- Keep replies short, like chat messages. A long reply is split into several messages of at most 4,096 characters.
+- Keep replies short, like chat messages, and under 4,000 characters; a longer reply is split into several messages.
 - To send an image, a video or a document, pass its file_ref to telegram_message_send_media.
 - telegram_message_send sends one message at once; do not repeat a call to retry it.
+- A sticker, a location, a poll or a contact arrives as a short description in brackets, such as "[location 48.85, 2.35]"; someone joining or leaving arrives as context.
 - Pass connector_channel_id unchanged to every tool.
 )md";
 
@@ -35,10 +42,10 @@ inline constexpr std::string_view manifest_template = R"json({
         "tool_id": "telegram_message_send",
         "profile": "xagent.im.v2",
         "title": "Send a Telegram Message",
-        "description": "Send a text message to the bound Telegram chat. A side effect: each call sends once.",
+        "description": "Send a text message of at most 4,000 characters to the bound Telegram chat. A side effect: each call sends once.",
         "related_skill_ids": ["connector-im-telegram"],
         "input_schema": {"type": "object", "required": ["text"],
-                         "properties": {"text": {"type": "string", "minLength": 1}}},
+                         "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 4000}}},
         "output_schema": {"type": "object", "required": ["status", "message_id"],
                           "properties": {"status": {"type": "string", "enum": ["sent"]},
                                          "message_id": {"type": "integer"}}}
@@ -66,11 +73,21 @@ inline constexpr std::string_view manifest_template = R"json({
         "title": "Bind a Telegram bot to a chat",
         "description": "The bot token from @BotFather and the id of the chat (a group, a channel or a person) the bot talks in.",
         "fields": [
-          {"name": "bot_token", "label": "Bot token", "input_type": "password", "secret": true, "required": true},
-          {"name": "chat_id", "label": "Chat id", "input_type": "text", "required": true}
+          {"name": "bot_token", "label": "Bot token", "input_type": "password", "secret": true, "required": true,
+           "placeholder": "123456789:AAH...",
+           "help_text": "Ask @BotFather in Telegram for a new bot (/newbot) and paste the token it answers with."},
+          {"name": "chat_id", "label": "Chat id", "input_type": "text", "required": true,
+           "placeholder": "-1001234567890 or @channelname",
+           "help_text": "Add the bot to the group or channel (or write to it first), then give that chat's numeric id or public @name."}
         ]
       }
     ],
+    "ui": {
+      "login_flow": {
+        "flow_id": "telegram_bot_binding",
+        "steps": [{"type": "form", "request_type": "auth.start", "response_type": "auth.start.ack"}]
+      }
+    },
     "security": {"trust_level": "builtin", "data_classes": ["message", "file"]}
   },
   "tool_options": {"telegram_message_send": {"side_effect": true}, "telegram_message_send_media": {"side_effect": true}},

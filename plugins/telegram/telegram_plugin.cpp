@@ -9,6 +9,9 @@
 #include "telegram_text.hpp"
 #include "telegram_offset.hpp"
 #include "telegram_updates.hpp"
+#include "telegram_verdict.hpp"
+#include "health_board.hpp"
+#include "retry_backoff.hpp"
 #include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
 #include "kit/guarded_spawn.hpp"
@@ -24,8 +27,6 @@
 #include <boost/json.hpp>
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
-
-#include <openssl/sha.h>
 
 #include <atomic>
 #include <map>
@@ -79,7 +80,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     return section ? check_section(*section, nullptr) : "section: must be a JSON object";
   }
 
-  telegram_plugin(xconn::sdk::host host, std::string_view section_json) : host_(host) {
+  telegram_plugin(xconn::sdk::host host, std::string_view section_json) : host_(host), health_(host) {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
     auto endpoint = api_endpoint::parse(settings_.api_base_url);
     std::string error;
@@ -133,6 +134,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
   void send(std::string_view channel, std::string_view reply_json, completion done) override {
     auto reply = parse_object(reply_json).value_or(json::object{});
     auto b = binding_of(std::string(channel));
+    if (!b && awaiting_check(std::string(channel)))
+      return done.ok(R"({"ok":false,"error":"target_unreachable","retryable":true})");
     if (!b) return done.ok(R"({"ok":false,"error":"connection_not_authenticated","retryable":false})");
     if (auto* files = reply.if_contains("files"); files && files->is_array() && !files->as_array().empty())
       return spawn(send_files(*b, string_at(reply, "text"), files->as_array(), std::move(done)));
@@ -158,6 +161,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
   void invoke_tool(std::string_view channel, std::string_view tool_id, std::string_view arguments_json,
                    std::string_view, completion done) override {
     auto b = binding_of(std::string(channel));
+    if (!b && awaiting_check(std::string(channel)))
+      return done.fail({"target_unreachable", "Telegram has not answered since the restart; it is asked again", true});
     if (!b) return done.fail({"connection_not_authenticated", "the channel is not signed in", false});
     auto args = parse_object(arguments_json).value_or(json::object{});
     if (tool_id == "telegram_message_send") return spawn(send_tool(*b, string_at(args, "text"), std::move(done)));
@@ -183,6 +188,12 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string token;
     std::string key;
     std::atomic<bool> stopping{false};
+  };
+  // A restored channel Telegram did not answer for: checked again with backoff until it answers.
+  struct pending_check {
+    std::string token;
+    std::string chat_id;
+    std::uint64_t run = 0;  // which check loop owns it (a new restore or sign-in replaces it)
   };
 
   // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
@@ -211,11 +222,13 @@ class telegram_plugin final : public xconn::sdk::plugin {
       std::lock_guard lock(mutex_);
       channels_.erase(channel);
     }
+    stop_checking(channel);
     host_.kv_write(kv_batch().erase("chat/" + channel));
   }
 
   // The channel is bound: remembered, its chat kept, and its bot's poller held (started by the first channel).
   void bind(binding b) {
+    stop_checking(b.channel);
     if (host_.acquire_consumer(b.channel, b.key) < 0) host_.log(XCONN_LOG_WARN, "telegram: a consumer was refused");
     std::shared_ptr<poller> started;
     {
@@ -290,9 +303,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
 
   awaitable<void> sign_in(std::string channel, std::string token, std::string chat_input, completion done) {
     auto me = co_await call(token, "getMe", no_params(), call_timeout);
-    if (!me.reached()) co_return done.fail({"target_unreachable", "Telegram did not answer", true});
-    if (!me.ok || !me.result.is_object())
-      co_return done.fail({"invalid_credentials", "Telegram refused the bot token", false});
+    if (auto v = token_verdict(me); v != verdict::accepted) co_return done.fail(sign_in_refusal(v, me));
     const auto& bot = me.result.as_object();
     auto bot_id = id_text(bot.if_contains("id"));
     auto username = string_at(bot, "username");
@@ -304,9 +315,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     else
       chat_params["chat_id"] = chat_input;
     auto chat = co_await call(token, "getChat", chat_params, call_timeout);
-    if (!chat.reached()) co_return done.fail({"target_unreachable", "Telegram did not answer", true});
-    if (!chat.ok || !chat.result.is_object())
-      co_return done.fail({"chat_not_found", "the bot cannot see that chat", false});
+    if (auto v = chat_verdict(chat); v != verdict::accepted) co_return done.fail(sign_in_refusal(v, chat));
     const auto& c = chat.result.as_object();
     auto chat_id = id_text(c.if_contains("id"));
     auto title = string_at(c, "title");
@@ -324,21 +333,98 @@ class telegram_plugin final : public xconn::sdk::plugin {
     done.ok(json::serialize(json::object{{"status", "authenticated"}, {"binding", std::move(binding)}}));
   }
 
-  awaitable<void> restore(std::string channel, std::string token, std::string chat_id, completion done) {
-    if (token.empty() || chat_id.empty()) co_return done.ok(xconn::sdk::channel_report("expired"));
+  // getMe and getChat of a restored channel's token and chat: accepted, refused, or not answered.
+  awaitable<verdict> check_binding(const std::string& token, const std::string& chat_id) {
     auto me = co_await call(token, "getMe", no_params(), call_timeout);
-    if (!me.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
-    if (me.http_status == 401 || me.http_status == 404) co_return done.ok(xconn::sdk::channel_report("revoked"));
+    if (auto v = token_verdict(me); v != verdict::accepted) co_return v;
     json::object chat_params;
     chat_params["chat_id"] = std::stoll(chat_id);
     auto chat = co_await call(token, "getChat", chat_params, call_timeout);
-    if (!chat.reached()) co_return done.ok(xconn::sdk::channel_report("offline"));
-    if (chat.http_status == 403 || chat.http_status == 400) co_return done.ok(xconn::sdk::channel_report("revoked"));
+    co_return chat_verdict(chat);
+  }
+
+  // A restored channel is shown connected only once Telegram took its token and chat again, and revoked only when
+  // Telegram refused them. When Telegram does not answer (no answer, 5xx, 429), the channel shows degraded, the
+  // plugin target_unreachable, its replies are refused retryable, and the check is asked again with backoff until
+  // Telegram answers (adapters' shared rules; the IRC plugin does the same for its server). Before, no answer left
+  // the channel offline with nothing polling for good, and a 5xx showed it connected unchecked.
+  awaitable<void> restore(std::string channel, std::string token, std::string chat_id, completion done) {
+    if (token.empty() || chat_id.empty()) co_return done.ok(xconn::sdk::channel_report("expired"));
+    auto v = co_await check_binding(token, chat_id);
+    if (refused(v)) co_return done.ok(xconn::sdk::channel_report("revoked"));
+    if (v == verdict::accepted) {
+      connect(channel, token, chat_id);
+      co_return done.ok(xconn::sdk::channel_report("connected"));
+    }
+    auto run = start_checking(channel, token, chat_id);
+    done.ok(xconn::sdk::channel_report("degraded"));
+    spawn(check_again(channel, run));
+  }
+
+  void connect(const std::string& channel, const std::string& token, const std::string& chat_id) {
     bind({channel, token, token_key(host_, token), chat_id});
     // A channel signed in before the keys were HMACs still holds the bare hash: let go of it (docs/telegram.md).
     if (auto legacy = xconn::kit::legacy_consumer_key("bot-", token); legacy != token_key(host_, token))
       host_.release_consumer(channel, legacy);
-    done.ok(xconn::sdk::channel_report("connected"));
+  }
+
+  // The channel's check is pending (replacing any earlier one); the run that owns it.
+  std::uint64_t start_checking(const std::string& channel, const std::string& token, const std::string& chat_id) {
+    std::uint64_t run = 0;
+    {
+      std::lock_guard lock(mutex_);
+      run = ++check_runs_;
+      unverified_[channel] = {token, chat_id, run};
+    }
+    health_.set("checks", "target_unreachable");
+    return run;
+  }
+  void stop_checking(const std::string& channel) {
+    bool none_left = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (!unverified_.erase(channel)) return;
+      none_left = unverified_.empty();
+    }
+    if (none_left) health_.set("checks", "");
+  }
+  bool awaiting_check(const std::string& channel) {
+    std::lock_guard lock(mutex_);
+    return unverified_.contains(channel);
+  }
+
+  // Checks a restored channel again after 1 s, 2 s, 4 s, ... at most 60 s apart, until Telegram answers: then it
+  // is bound and pushed connected, or pushed revoked. Ends when the channel signs out, is bound anew, or the run
+  // is replaced.
+  awaitable<void> check_again(std::string channel, std::uint64_t run) {
+    retry_backoff backoff;
+    for (;;) {
+      co_await pause(backoff.next());
+      pending_check pending;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = unverified_.find(channel);
+        if (it == unverified_.end() || it->second.run != run) co_return;
+        pending = it->second;
+      }
+      auto v = co_await check_binding(pending.token, pending.chat_id);
+      {
+        std::lock_guard lock(mutex_);
+        auto it = unverified_.find(channel);
+        if (it == unverified_.end() || it->second.run != run) co_return;
+      }
+      if (v == verdict::accepted) {
+        connect(channel, pending.token, pending.chat_id);
+        host_.set_channel_status(channel, "connected");
+        host_.info("telegram: a restored channel was checked once Telegram answered again");
+        co_return;
+      }
+      if (refused(v)) {
+        stop_checking(channel);
+        host_.set_channel_status(channel, "revoked");
+        co_return;
+      }
+    }
   }
 
   // sendMessage of one part, waiting out 429s up to the deadline; the reply as Telegram gave it.
@@ -447,7 +533,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   }
 
   static std::string first_part(const std::string& text) {
-    auto parts = split_text(text);
+    auto parts = split_text(text, max_told_characters);
     return parts.empty() ? std::string() : parts.front();
   }
 
@@ -486,7 +572,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string first_id;
     std::string live_id;
     if (!message_id.empty()) live_id = co_await take_live(b.channel, message_id);
-    auto parts = split_text(text);
+    auto parts = split_text(text, max_told_characters);
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const auto& part = parts[i];
       bool edit_live = i == 0 && !live_id.empty();
@@ -529,12 +615,14 @@ class telegram_plugin final : public xconn::sdk::plugin {
       missing.description = "no such file on the channel";
       co_return missing;
     }
+    // A final's items carry the stored name and type; a tool names only the file_ref (file_kind.hpp).
     auto mime = string_at(item, "mime_type");
     if (mime.empty()) mime = sniff_mime(*bytes);
+    auto filename = string_at(item, "filename");
+    if (filename.empty()) filename = name_for(mime);
     bool image = mime.starts_with("image/"), video = mime.starts_with("video/");
     if (media_type) *media_type = image ? "image" : video ? "video" : "file";
-    file_part part{image ? "photo" : video ? "video" : "document", string_at(item, "filename"),
-                   mime.empty() ? "application/octet-stream" : mime, std::move(*bytes)};
+    file_part part{image ? "photo" : video ? "video" : "document", filename, mime, std::move(*bytes)};
     json::object fields;
     fields["chat_id"] = b.chat_id;
     if (!caption.empty()) fields["caption"] = caption;
@@ -549,7 +637,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string first_id;
     auto fail = [&](const api_reply& r) { done.ok(send_refused(b, r, !first_id.empty())); };
     if (!as_caption) {
-      for (const auto& part : split_text(text)) {
+      for (const auto& part : split_text(text, max_told_characters)) {
         auto r = co_await send_message(b, part, std::chrono::steady_clock::now() + 25s);
         if (!r.ok) co_return fail(r);
         if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
@@ -572,8 +660,9 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (caption.empty()) caption = string_at(args, "text");
     if (utf16_units(caption) > max_caption_units)
       co_return done.fail({"message_too_long", "a caption is at most 1,024 characters", false});
-    // A tool names only the file_ref: its kind comes from its first bytes.
-    json::object item{{"file_ref", ref}, {"filename", "file"}};
+    // A tool names only the file_ref, and the plugin API gives its bytes alone: its type and name come from its
+    // first bytes (file_kind.hpp).
+    json::object item{{"file_ref", ref}};
     std::string media_type;
     auto r = co_await send_file(b, item, caption, &media_type);
     if (r.http_status == 404 && !r.ok && r.description == "no such file on the channel")
@@ -589,8 +678,9 @@ class telegram_plugin final : public xconn::sdk::plugin {
 
   awaitable<void> send_tool(binding b, std::string text, completion done) {
     if (text.empty()) co_return done.fail({"invalid_argument", "text must not be empty", false});
-    if (utf16_units(text) > max_message_units)
-      co_return done.fail({"message_too_long", "at most 4,096 characters", false});
+    // The number the model was told (telegram_manifest.hpp), and Telegram's own bound for text of many emoji.
+    if (code_points(text) > max_told_characters || utf16_units(text) > max_message_units)
+      co_return done.fail({"message_too_long", "at most 4,000 characters (an emoji may count as two)", false});
     auto r = co_await send_message(b, text, std::chrono::steady_clock::now() + 25s);
     if (!r.ok || !r.result.is_object())
       co_return done.fail({failure_code(b, r), "Telegram did not take the message", !r.reached()});
@@ -643,12 +733,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (auto legacy = "offset/" + xconn::kit::legacy_consumer_key("bot-", p->token); !kept && legacy != cursor_key)
       if ((kept = host_.kv_get(legacy))) host_.kv_write(kv_batch().put(cursor_key, *kept).erase(legacy));
     auto offset = update_offset::from_kept(kept.value_or(""));
-    bool degraded = false;
-    auto set_health = [&](bool bad, const char* code) {
-      if (bad == degraded) return;
-      degraded = bad;
-      host_.report_health(bad ? XCONN_HEALTH_DEGRADED : XCONN_HEALTH_HEALTHY, bad ? code : "");
-    };
+    const std::string source = "poller " + p->key;
+    auto set_health = [&](bool bad, const char* code) { health_.set(source, bad ? code : ""); };
     while (!p->stopping) {
       json::object params{{"offset", offset.next()}, {"timeout", settings_.poll_timeout_s},
                           {"allowed_updates", json::array{"message", "channel_post"}}};
@@ -673,6 +759,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
             if (b.key == p->key) lost.push_back(id);
         }
         for (const auto& id : lost) host_.set_channel_status(id, "revoked");
+        set_health(false, "");
         break;  // the host releases the consumer with the credential
       }
       if (!r.ok || !r.result.is_array()) {
@@ -698,7 +785,10 @@ class telegram_plugin final : public xconn::sdk::plugin {
         const json::value* m = update.if_contains("message");
         if (!m) m = update.if_contains("channel_post");
         auto emit = m && m->is_object() ? emit_of(m->as_object()) : std::nullopt;
-        if (!emit) continue;
+        if (!emit) {
+          host_.count("updates_unsupported");  // an update kind not asked for (allowed_updates), or no chat named
+          continue;
+        }
         auto targets = channels_of(p->key, id_text(m->as_object().at("chat").as_object().if_contains("id")));
         if (targets.empty()) continue;
         auto file = media_of(m->as_object());
@@ -739,6 +829,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       }
       offset = page_next;
     }
+    set_health(false, "");  // a stopped poller's trouble is no one's any more
   }
 
   struct page_emit {
@@ -819,6 +910,9 @@ class telegram_plugin final : public xconn::sdk::plugin {
   std::map<std::string, std::chrono::steady_clock::time_point> chat_edit_;   // by token key "\n" chat id: the last
                                                                              // delta edit (or creation), pruned
   std::map<std::string, std::chrono::steady_clock::time_point> hold_until_;  // by token key: after a 429
+  std::map<std::string, pending_check> unverified_;  // restored channels Telegram has not answered for, by channel
+  std::uint64_t check_runs_ = 0;
+  health_board health_;
   std::uint64_t held_by_429_ = 0;
 };
 

@@ -10,7 +10,19 @@
 namespace telegram {
 
 inline constexpr std::size_t max_message_units = 4096;  // sendMessage's limit, in UTF-16 code units
+// What the model is told a message may hold (the manifest's chat.max_length, which the host serves in the skill;
+// the plugin's own skill; the tool's refusal), and what a final is split at: the host takes no chat.max_length
+// over 4000 characters, so the plugin keeps to 4,000 everywhere (telegram_manifest.hpp). Parts are cut at 4,000
+// UTF-16 units, so each is at most 4,000 characters and within Telegram's 4,096 units.
+inline constexpr std::size_t max_told_characters = 4000;
 inline constexpr std::size_t max_caption_units = 1024;
+
+// Code points of UTF-8 text.
+inline std::size_t code_points(std::string_view text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
 
 // UTF-16 code units of UTF-8 text (a 4-byte sequence is a surrogate pair: 2).
 inline std::size_t utf16_units(std::string_view text) {

@@ -1,7 +1,9 @@
 // What a Bot API update's message becomes for the host: the emit (text or caption, msg_id, sender, channel_key, at),
-// the file it carries, the quoted message of a reply as context, and a file's type from its first bytes.
+// the file it carries, and the quoted message of a reply as context.
 #pragma once
 
+#include "file_kind.hpp"
+#include "telegram_described.hpp"
 #include "telegram_json.hpp"
 #include "telegram_text.hpp"
 #include "kit/utf8_bound.hpp"
@@ -25,13 +27,16 @@ inline std::optional<media> media_of(const boost::json::object& m) {
     const auto& largest = photo->as_array().back();
     if (largest.is_object()) return media{string_at(largest.as_object(), "file_id"), "photo.jpg", "image/jpeg"};
   }
-  for (const char* kind : {"document", "video", "audio", "voice"}) {
+  // A round video note has neither name nor type: Telegram's are MP4.
+  for (const char* kind : {"document", "video", "audio", "voice", "video_note"}) {
     auto* f = m.if_contains(kind);
     if (!f || !f->is_object()) continue;
     const auto& o = f->as_object();
+    const std::string k = kind;
     auto name = string_at(o, "file_name");
-    if (name.empty()) name = std::string(kind) == "voice" ? "voice.ogg" : kind;
+    if (name.empty()) name = k == "voice" ? "voice.ogg" : k == "video_note" ? "video_note.mp4" : k;
     auto mime = string_at(o, "mime_type");
+    if (mime.empty() && k == "video_note") mime = "video/mp4";
     return media{string_at(o, "file_id"), name, mime.empty() ? "application/octet-stream" : mime};
   }
   return std::nullopt;
@@ -39,18 +44,25 @@ inline std::optional<media> media_of(const boost::json::object& m) {
 
 inline constexpr long long max_date_s = (1LL << 53) / 1000;  // the host takes `at` up to 2^53 ms
 
-// An update's message as an emit; nullopt when it carries nothing this build forwards.
+// An update's message as an emit; nullopt only when it names no chat. One with no text, caption or file this
+// build forwards (a sticker, a location, a poll, someone joining) is described in its text (telegram_described.hpp).
 inline std::optional<boost::json::object> emit_of(const boost::json::object& m) {
-  auto text = string_at(m, "text");
-  if (text.empty()) text = string_at(m, "caption");
-  if (text.empty() && !media_of(m)) return std::nullopt;
   const auto* chat = m.if_contains("chat");
   if (!chat || !chat->is_object()) return std::nullopt;
+  auto text = string_at(m, "text");
+  if (text.empty()) text = string_at(m, "caption");
+  std::optional<bool> trigger;
+  if (text.empty() && !media_of(m)) {
+    auto d = describe_message(m);
+    text = std::move(d.text);
+    if (!d.trigger) trigger = false;
+  }
   auto chat_id = id_text(chat->as_object().if_contains("id"));
   auto kind = string_at(chat->as_object(), "type") == "private" ? "direct" : "group";
   boost::json::object emit{{"text", text},
                     {"msg_id", chat_id + ":" + id_text(m.if_contains("message_id"))},
                     {"channel_key", std::string("telegram/") + kind + "/" + chat_id}};
+  if (trigger) emit["trigger"] = *trigger;
   if (auto* from = m.if_contains("from"); from && from->is_object()) {
     const auto& f = from->as_object();
     emit["sender_id"] = id_text(f.if_contains("id"));
@@ -77,17 +89,6 @@ inline std::optional<boost::json::object> quoted_context(const boost::json::obje
   (*context)["trigger"] = false;
   (*context)["msg_id"] = string_at(*context, "msg_id") + ":quoted-by:" + id_text(m.if_contains("message_id"));
   return context;
-}
-
-// The type of a file from its first bytes (JPEG, PNG, GIF, WebP, MP4), else a document.
-inline std::string sniff_mime(std::string_view bytes) {
-  auto starts = [&](std::string_view magic, std::size_t at = 0) { return bytes.substr(at, magic.size()) == magic; };
-  if (starts("\xFF\xD8\xFF")) return "image/jpeg";
-  if (starts("\x89PNG\r\n\x1A\n")) return "image/png";
-  if (starts("GIF8")) return "image/gif";
-  if (starts("RIFF") && starts("WEBP", 8)) return "image/webp";
-  if (starts("ftyp", 4)) return "video/mp4";
-  return "application/octet-stream";
 }
 
 }  // namespace telegram

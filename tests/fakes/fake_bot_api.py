@@ -16,6 +16,7 @@ import base64
 import cgi  # noqa: E402  (the stdlib multipart parser of Python 3.11)
 import io
 import json
+import socket
 import ssl
 import sys
 import threading
@@ -31,7 +32,9 @@ next_update = {} # token -> next update_id
 sent = []        # every message a bot sent: {"token_id", "method", "chat_id", "text", "message_id", ...}
 polls = {}       # bot id -> {"calls", "active", "max_active"}
 files = {}       # file_id -> {"path", "bytes"}
-faults = []      # [{"method", "status", "description", "retry_after", "times"}]: answered before the real thing
+faults = []      # [{"method", "status", "description", "retry_after", "times"}]: answered before the real thing;
+                 # method "*" meets every method, status 0 closes the connection without an answer (an outage)
+calls = {}       # method -> the times (time.time()) of its last 100 calls, faults included
 next_message_id = [1000]
 api_port = [0]
 connections = [0]  # TCP connections the Bot API side accepted (a client that reuses them opens few)
@@ -139,9 +142,12 @@ class Handler(BaseHTTPRequestHandler):
             if what == "fault":
                 faults.append(p)
                 return self.answer(200, {"ok": True})
+            if what == "clear_faults":  # the outage is over: every call is answered for real again
+                faults.clear()
+                return self.answer(200, {"ok": True})
             if what == "state":
                 return self.answer(200, {"sent": sent, "connections": connections[0],
-                                         "faults_left": sum(f.get("times", 1) for f in faults), "polls": {str(k): v for k, v in polls.items()},
+                                         "faults_left": sum(f.get("times", 1) for f in faults), "calls": calls, "polls": {str(k): v for k, v in polls.items()},
                                          "pending": {str(bots[t]["id"]): len(u) for t, u in updates.items() if t in bots}})
         self.fail(404, "Not Found")
 
@@ -159,7 +165,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def fault_for(self, method):
         for f in faults:
-            if f["method"] == method and f.get("times", 1) > 0:
+            if f["method"] in (method, "*") and f.get("times", 1) > 0:
                 f["times"] = f.get("times", 1) - 1
                 return f
         return None
@@ -169,6 +175,12 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             known = token in bots
             fault = self.fault_for(method)
+            calls[method] = (calls.get(method, []) + [time.time()])[-100:]
+        if fault and int(fault["status"]) == 0:
+            # No answer at all: the connection is closed, as when the Bot API is down or cut off.
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if not known:
             return self.fail(401, "Unauthorized")
         if fault:

@@ -1,8 +1,12 @@
 // The telegram plugin's own rules, tested directly (plugins/telegram/*.hpp) and through its C ABI table: message
 // parts of at most 4,096 UTF-16 units cut between code points, the masked chat id, sender names, Bot API URLs, and
-// a config section refused with the key named (never its value).
+// a config section refused with the key named (never its value), which Bot API answers are a verdict on the token or
+// the chat, the backoff of a restored channel's checks, and a file's type and name from its bytes.
 #include "plugins/telegram/api_endpoint.hpp"
+#include "plugins/telegram/file_kind.hpp"
+#include "plugins/telegram/retry_backoff.hpp"
 #include "plugins/telegram/telegram_text.hpp"
+#include "plugins/telegram/telegram_verdict.hpp"
 #include "support/abi_test_host.hpp"
 #include "support/test_support.hpp"
 
@@ -58,6 +62,61 @@ TEST(TelegramText, TheHintMasksEveryDigitButTheFirstTwoAndLastTwo) {
   EXPECT_EQ(display_name("Ann", "Lee", "ann"), "Ann Lee");
   EXPECT_EQ(display_name("", "", "ann"), "ann");
   EXPECT_EQ(display_name("Ann", "", "ann"), "Ann");
+}
+
+// Only Telegram's own refusals are a verdict on the token or the chat; 5xx, 429, a foreign answer or none are not.
+TEST(TelegramVerdict, OnlyTelegramsOwnRefusalsCondemnTheTokenOrTheChat) {
+  auto reply = [](int status, bool ok = false, bool reached = true) {
+    api_reply r;
+    if (!reached) r.transport_error = "connect_failed";
+    r.http_status = reached ? status : 0;
+    r.ok = ok;
+    if (ok) r.result = boost::json::object{{"id", 1}};
+    return r;
+  };
+  EXPECT_EQ(token_verdict(reply(200, true)), verdict::accepted);
+  EXPECT_EQ(token_verdict(reply(401)), verdict::token_refused);
+  EXPECT_EQ(token_verdict(reply(404)), verdict::token_refused);
+  EXPECT_EQ(token_verdict(reply(429)), verdict::rate_limited);
+  for (int status : {500, 502, 503, 504, 400, 403, 200})
+    EXPECT_EQ(token_verdict(reply(status)), verdict::unreachable) << status;  // 200 not ok: not the Bot API's answer
+  EXPECT_EQ(token_verdict(reply(0, false, false)), verdict::unreachable);
+  EXPECT_EQ(chat_verdict(reply(200, true)), verdict::accepted);
+  EXPECT_EQ(chat_verdict(reply(400)), verdict::chat_refused);
+  EXPECT_EQ(chat_verdict(reply(403)), verdict::chat_refused);
+  EXPECT_EQ(chat_verdict(reply(401)), verdict::token_refused);
+  EXPECT_EQ(chat_verdict(reply(429)), verdict::rate_limited);
+  EXPECT_EQ(chat_verdict(reply(500)), verdict::unreachable);
+  EXPECT_EQ(chat_verdict(reply(0, false, false)), verdict::unreachable);
+
+  auto limited = reply(429);
+  limited.retry_after_s = 7;
+  auto e = sign_in_refusal(verdict::rate_limited, limited);
+  EXPECT_EQ(e.code, "rate_limited");
+  EXPECT_TRUE(e.retryable);
+  EXPECT_NE(e.message.find("wait 7 s"), std::string::npos) << e.message;
+  EXPECT_FALSE(sign_in_refusal(verdict::token_refused, reply(401)).retryable);
+  EXPECT_EQ(sign_in_refusal(verdict::chat_refused, reply(400)).code, "chat_not_found");
+  EXPECT_TRUE(sign_in_refusal(verdict::unreachable, reply(502)).retryable);
+}
+
+TEST(TelegramBackoff, ChecksWaitOneSecondDoublingToSixty) {
+  retry_backoff b;
+  std::vector<long> waits;
+  for (int i = 0; i < 9; ++i) waits.push_back(static_cast<long>(b.next().count()));
+  EXPECT_EQ(waits, (std::vector<long>{1, 2, 4, 8, 16, 32, 60, 60, 60}));
+}
+
+TEST(TelegramFiles, ATypeComesFromTheFirstBytesAndTheNameTakesItsExtension) {
+  EXPECT_EQ(sniff_mime("%PDF-1.7\n..."), "application/pdf");
+  EXPECT_EQ(sniff_mime(std::string("PK\x03\x04", 4) + "zip"), "application/zip");
+  EXPECT_EQ(sniff_mime("\x89PNG\r\n\x1A\n...."), "image/png");
+  EXPECT_EQ(sniff_mime("OggS...."), "audio/ogg");
+  EXPECT_EQ(sniff_mime("plain words"), "application/octet-stream");
+  EXPECT_EQ(sniff_mime(""), "application/octet-stream");
+  EXPECT_EQ(name_for("application/pdf"), "file.pdf");
+  EXPECT_EQ(name_for("image/jpeg"), "file.jpg");
+  EXPECT_EQ(name_for("application/octet-stream"), "file");
 }
 
 TEST(TelegramApi, BaseUrlsParseAndHostileOnesAreRefused) {

@@ -77,6 +77,17 @@ void fake_telegram::add_fault(const std::string& method, int status, const std::
   control("fault", f);
 }
 
+void fake_telegram::clear_faults() { control("clear_faults", {}); }
+
+std::vector<double> fake_telegram::call_times(const std::string& method) {
+  std::vector<double> out;
+  auto s = state();
+  if (auto* calls = s.if_contains("calls"); calls && calls->is_object())
+    if (auto* times = calls->as_object().if_contains(method); times && times->is_array())
+      for (const auto& t : times->as_array()) out.push_back(t.to_number<double>());
+  return out;
+}
+
 json::object fake_telegram::state() {
   auto v = control("state", {});
   return v.is_object() ? v.as_object() : json::object{};

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace xconn::test {
 
@@ -30,10 +31,16 @@ class fake_telegram {
   void add_updates(const std::string& token, const boost::json::array& messages);
   // A file the bot can fetch: getFile(file_id) names path, GET /file/bot<token>/<path> serves bytes.
   void add_file(const std::string& file_id, const std::string& path, const std::string& bytes);
-  // The next `times` calls of method answer status (and retry_after, when not 0).
+  // The next `times` calls of method answer status (and retry_after, when not 0). Method "*" meets every method;
+  // status 0 closes the connection without an answer (the Bot API down or cut off).
   void add_fault(const std::string& method, int status, const std::string& description, int times = 1,
                  int retry_after = 0);
-  // {"sent": [...], "polls": {bot_id: {"calls","active","max_active","offsets"}}, "pending": {bot_id: n}}
+  // Ends every fault: the Bot API answers for real again.
+  void clear_faults();
+  // The times (unix seconds) of the last calls of method, faults included, oldest first.
+  std::vector<double> call_times(const std::string& method);
+  // {"sent": [...], "calls": {method: [unix s]}, "polls": {bot_id: {"calls","active","max_active","offsets"}},
+  //  "pending": {bot_id: n}}
   boost::json::object state();
 
  private:
