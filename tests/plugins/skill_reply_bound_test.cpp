@@ -128,4 +128,8 @@ TEST(SkillReplyBound, EchoNamesNone) {
   EXPECT_FALSE(load("echo.so").parsed.chat.has_value());
 }
 
+// Telegram: its skill's 4,000 characters is its manifest's chat.max_length, in characters (the host's default unit);
+// each message it splits into stays within Telegram's own 4,096 UTF-16 units (telegram_manifest.hpp says why).
+TEST(SkillReplyBound, TelegramNamesOneBound) { expect_one_reply_bound("telegram.so"); }
+
 }  // namespace xconn::skill_reply_bound_test
