@@ -3,6 +3,7 @@
 // produced (emit_with), the token sealed by the host and handed back at restore. Every Bot API call runs on the
 // plugin's own event loop (one thread), never on a host thread.
 #include "bot_api.hpp"
+#include "event_loop.hpp"
 #include "telegram_manifest.hpp"
 #include "telegram_config.hpp"
 #include "telegram_json.hpp"
@@ -55,21 +56,6 @@ constexpr std::size_t max_media_bytes = 50u << 20;  // above the Bot API's own 2
 // The shared consumer of a bot token: the host's HMAC of it (kit/consumer_key.hpp), so the key names no secret.
 std::string token_key(const xconn::sdk::host& host, std::string_view token) {
   return xconn::kit::consumer_key(host, "bot-", token);
-}
-
-// Runs a host callback API as an awaitable: start(resume) gets a callback that resumes the coroutine with its value,
-// from whatever thread the host calls it on.
-template <class T, class Start>
-awaitable<T> host_call(Start start) {
-  return asio::async_initiate<decltype(use_awaitable), void(T)>(
-      [start = std::move(start)](auto handler) mutable {
-        auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        start([h](T value) mutable {
-          auto ex = asio::get_associated_executor(*h);
-          asio::post(ex, [h, value = std::move(value)]() mutable { (*h)(std::move(value)); });
-        });
-      },
-      use_awaitable);
 }
 
 class telegram_plugin final : public xconn::sdk::plugin {
@@ -196,8 +182,25 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::uint64_t run = 0;  // which check loop owns it (a new restore or sign-in replaces it)
   };
 
-  // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
-  void spawn(awaitable<void> work) { xconn::kit::spawn_guarded(io_, host_, "telegram", std::move(work)); }
+  // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it. After
+  // stop it is dropped unstarted: its completion answers the call plugin_dropped_call.
+  void spawn(awaitable<void> work) {
+    io_.unless_dropped([&] { xconn::kit::spawn_guarded(io_, host_, "telegram", std::move(work)); });
+  }
+
+  // Runs a host callback API as an awaitable: start(resume) gets a callback that resumes the coroutine with its
+  // value, from whatever thread the host calls it on (after stop, the coroutine is dropped instead).
+  template <class T, class Start>
+  awaitable<T> host_call(Start start) {
+    return asio::async_initiate<decltype(use_awaitable), void(T)>(
+        [this, start = std::move(start)](auto handler) mutable {
+          auto h = std::make_shared<decltype(handler)>(std::move(handler));
+          start([this, h](T value) mutable {
+            io_.post_or_drop([h, value = std::move(value)]() mutable { (*h)(std::move(value)); });
+          });
+        },
+        use_awaitable);
+  }
 
   void halt() {
     {
@@ -208,6 +211,9 @@ class telegram_plugin final : public xconn::sdk::plugin {
     work_.reset();
     io_.stop();
     if (runner_.joinable()) runner_.join();
+    // A call in flight (a restore, a send) waits in io_ with its completion: dropped now, the host gets its answer
+    // and lets this instance go; left queued, it would keep it alive for good.
+    io_.drop_pending();
     api_->close_idle();  // its sockets belong to io_, which goes before api_
   }
 
@@ -900,7 +906,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   settings settings_;
   // Before io_: the coroutines io_ still holds at destruction are destroyed while the client they use exists.
   std::unique_ptr<bot_api> api_;
-  asio::io_context io_;
+  event_loop io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{io_.get_executor()};
   std::thread runner_;
   std::mutex mutex_;
