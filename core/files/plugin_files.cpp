@@ -49,6 +49,10 @@ std::int64_t plugin_files::read(std::string_view plugin_id, std::string_view cha
   return n ? static_cast<std::int64_t>(*n) : -1;
 }
 
+std::optional<stored_file> plugin_files::describe(std::string_view plugin_id, std::string_view channel_id,
+                                                  std::string_view file_ref) const {
+  return files_.find_on(plugin_id, channel_id, file_ref);
+}
 int plugin_files::remove(std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref) {
   // Ownership is the record's (plugin and channel of its upload), checked before anything is erased; a ref the
   // plugin did not keep there is refused alike whether it exists or not.

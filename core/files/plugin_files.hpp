@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,10 @@ class plugin_files {
   // Bytes read (0 at the end), or -1 when the file is not one of the channel's.
   std::int64_t read(std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref,
                     std::uint64_t offset, char* out, std::size_t capacity);
+  // The stored record of a file of the plugin's channel (plugin.h xconn_host_file_info): its name, type and size;
+  // nullopt for anything read() refuses.
+  std::optional<stored_file> describe(std::string_view plugin_id, std::string_view channel_id,
+                                      std::string_view file_ref) const;
   // Deletes a kept file of the plugin's channel (plugin.h xconn_host_file_delete) and waits for the commit: 0
   // removed, -1 not a kept file of that channel of that plugin (or gone already), -2 the store failed (it stays).
   int remove(std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref);

@@ -139,6 +139,7 @@ plugin_generation::plugin_generation(std::shared_ptr<plugin_library> library, co
   host_api_.xconn_host_consumer_key = &plugin_generation::on_host_consumer_key;
   host_api_.xconn_host_file_delete = &plugin_generation::on_host_file_delete;
   host_api_.xconn_host_approval_request = &plugin_generation::on_host_approval_request;
+  host_api_.xconn_host_file_info = &plugin_generation::on_host_file_info;
   health_.last_seen_at = unix_ms();
 }
 

@@ -184,6 +184,8 @@ class plugin_generation : public std::enable_shared_from_this<plugin_generation>
   static int64_t on_host_base_url(void* ctx, char* out, size_t capacity);
   static int on_host_consumer_key(void* ctx, xconn_str material, char* out, size_t capacity);  // its own file
   static int on_host_file_delete(void* ctx, xconn_str channel_id, xconn_str file_ref);  // its own file
+  static int on_host_file_info(void* ctx, xconn_str channel_id, xconn_str file_ref, xconn_file_info_visit visit,
+                               void* user);  // its own file
   static void on_host_approval_request(void* ctx, xconn_str channel_id, xconn_str request_json, xconn_emit_done done,
                                        void* user);  // its own file
   void emit(xconn_str channel_id, xconn_str message_json, std::vector<kv_op> state, xconn_emit_done done, void* user);

@@ -226,12 +226,14 @@ class host {
   }
 
   // The state of one signed-in channel's binding (see plugin.h): status "revoked", "expired", "degraded", ...;
-  // tools_json, when not empty, a JSON array as in a binding. Returns whether the host took it.
+  // tools_json, when not empty, a JSON array as in a binding; reason, when not empty, a short code why
+  // ([a-z_]{1,64}, e.g. "target_unreachable"). Returns whether the host took it.
   bool set_channel_status(std::string_view connector_channel_id, std::string_view status,
-                          std::string_view tools_json = {}) const {
+                          std::string_view tools_json = {}, std::string_view reason = {}) const {
     if (!XCONN_HOST_HAS(api_, xconn_host_channel_status)) return false;
     std::string report = "{\"status\":" + json_quote(status);
     if (!tools_json.empty()) report.append(",\"tools\":").append(tools_json);
+    if (!reason.empty()) report.append(",\"reason\":").append(json_quote(reason));
     report += "}";
     return api_->xconn_host_channel_status(api_->host_ctx, to_c(connector_channel_id), to_c(report)) == 0;
   }
@@ -281,6 +283,30 @@ class host {
   int delete_file(std::string_view connector_channel_id, std::string_view file_ref) const {
     if (!can_delete_files()) return -1;
     return api_->xconn_host_file_delete(api_->host_ctx, to_c(connector_channel_id), to_c(file_ref));
+  }
+
+  // A file of the channel as it was stored: its name, MIME type and size (ABI 1.7, plugin.h xconn_host_file_info).
+  struct file_info {
+    std::string filename;
+    std::string mime_type;
+    std::uint64_t byte_size = 0;
+  };
+  // Whether the host tells a file's stored name and type (ABI 1.7); an older one gives its bytes alone.
+  bool can_describe_files() const { return XCONN_HOST_HAS(api_, xconn_host_file_info); }
+  // The stored name, type and size of a file of the channel; nullopt when it is not one of the channel's here, or on
+  // an older host (the plugin then names the file itself, e.g. from its first bytes).
+  std::optional<file_info> describe_file(std::string_view connector_channel_id, std::string_view file_ref) const {
+    if (!can_describe_files()) return std::nullopt;
+    file_info info;
+    auto visit = [](void* user, xconn_str filename, xconn_str mime_type, uint64_t byte_size) {
+      auto& out = *static_cast<file_info*>(user);
+      out.filename.assign(filename.data ? filename.data : "", filename.data ? filename.size : 0);
+      out.mime_type.assign(mime_type.data ? mime_type.data : "", mime_type.data ? mime_type.size : 0);
+      out.byte_size = byte_size;
+    };
+    if (api_->xconn_host_file_info(api_->host_ctx, to_c(connector_channel_id), to_c(file_ref), visit, &info) != 0)
+      return std::nullopt;
+    return info;
   }
 
   // Asks xAgent for a decision on the channel (ABI 1.6, plugin.h xconn_host_approval_request). No Protocol 3.0 packet

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 6u
+#define XCONN_PLUGIN_API_MINOR 7u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -131,6 +131,8 @@ typedef void (*xconn_kv_done)(void* user, xconn_status status, xconn_str code, x
 
 /* One key and its value, valid during the visit only. Return non-zero to go on, 0 to stop. */
 typedef int (*xconn_kv_visit)(void* user, xconn_str key, xconn_str value);
+/* Since 1.7: what xconn_host_file_info tells of a file (borrowed strings, valid during the call only). */
+typedef void (*xconn_file_info_visit)(void* user, xconn_str filename, xconn_str mime_type, uint64_t byte_size);
 
 typedef struct xconn_host_api {
   uint32_t struct_size;
@@ -205,7 +207,9 @@ typedef struct xconn_host_api {
 
   /* Since 1.3. The state of one signed-in channel's binding, as the target shows it (spec §9): report_json is
    *   {"status": "connected" | "degraded" | "offline" | "expired" | "revoked" | "error",
-   *    "tools": [{"tool_id", "status", "target_permission_state"}]}   (tools optional: as in a binding)
+   *    "tools": [{"tool_id", "status", "target_permission_state"}],   (tools optional: as in a binding)
+   *    "reason": "target_unreachable"}   (optional: a short code why, [a-z_]{1,64}; /events and the admin list
+   *                                       show it as status_reason, the descriptor never; older hosts refuse it)
    * The host keeps it (across restarts) and pushes the channel's descriptor: a token the target revoked shows
    * `revoked` and its tools `requires_reauth`. "connected" clears a report; a new sign-in or a sign-out clears it
    * too. Returns 0 when taken, -1 when refused (not a signed-in channel of this plugin, an invalid report: the
@@ -265,6 +269,16 @@ typedef struct xconn_host_api {
    * the approval's id in message_id. Check struct_size before calling: an older host's table ends before this. */
   void (*xconn_host_approval_request)(void* host_ctx, xconn_str connector_channel_id, xconn_str request_json,
                                       xconn_emit_done done, void* user);
+
+  /* Since 1.7. What the host stored of a file of the channel, the same files xconn_host_file_read reads (an upload
+   * xAgent named, or one the plugin kept there): its name and MIME type as stored, and its size in bytes. A tool
+   * names a file by its file_ref alone; with this the plugin sends it on as it was uploaded (report.pdf,
+   * application/pdf) instead of guessing from its bytes. visit(user, ...) runs once, on the calling thread before
+   * this returns, and 0 is returned; -1 when file_ref is not a file of that channel of this plugin (another
+   * plugin's or channel's, unknown, still being written or expired; visit does not run). Any thread. Check
+   * struct_size before calling: an older host's table ends before this. */
+  int (*xconn_host_file_info)(void* host_ctx, xconn_str connector_channel_id, xconn_str file_ref,
+                              xconn_file_info_visit visit, void* user);
 } xconn_host_api;
 
 typedef struct xconn_plugin_api {

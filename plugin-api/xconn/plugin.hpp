@@ -105,6 +105,9 @@ class plugin {
  public:
   virtual ~plugin() = default;
   virtual void start(completion done) { done.ok(); }
+  // When stop returns, every call in flight is answered or dropped: an unanswered completion holds the host's
+  // call, which holds this instance and its library. A call queued on a stopped event loop is such a call: destroy
+  // what the loop still holds (docs/plugin-api.md), and answer or drop what the host hands over after stop.
   virtual void stop(completion done) { done.ok(); }
   virtual void invoke_tool(std::string_view connector_channel_id, std::string_view tool_id,
                            std::string_view arguments_json, std::string_view context_json, completion done) {

@@ -1,6 +1,6 @@
-// What a file is when the plugin has only its bytes (telegram_message_send_media names a file_ref alone, and the
-// plugin API's xconn_host_file_read gives bytes, never the stored name or type): its MIME type from the first bytes,
-// and a name with the matching extension, so Telegram shows "file.pdf" as a PDF rather than an unnamed blob.
+// What a file is when the plugin has only its bytes (telegram_message_send_media names a file_ref alone, and a host
+// older than ABI 1.7 has no xconn_host_file_info to tell its stored name and type): its MIME type from the first
+// bytes, and a name with the matching extension, so Telegram shows "file.pdf" as a PDF rather than an unnamed blob.
 #pragma once
 
 #include <string>

@@ -1,11 +1,11 @@
 // The telegram plugin's manifest: the official Telegram connector's card surface (flow, fields and tool ids) on
 // Protocol 3.0 (adapters page "telegram"), its skill, its chat and delivery flags.
 //
-// One length, 4,000 characters, is told to the model and kept. The host serves the reply bound from
-// chat.max_length in the skill and takes no more than 4000 characters there; Telegram's own bound is 4,096 UTF-16
-// units. So the skill and the tool's refusal say 4,000 (before they said 4,096 beside the host's 4000), the tool
-// refuses past it, and a long final (delivery.can_split: the host hands it over whole) is split into messages of
-// at most 4,000 UTF-16 units, which is at most 4,000 characters and within Telegram's limit (telegram_text.hpp).
+// One length, Telegram's own: 4,096 UTF-16 code units a message (an emoji outside the BMP counts as two). The
+// manifest declares it (chat.max_length 4096 in chat.length_unit utf16_units), so the host's sentence in the served
+// skill, the skill's own line, the tool's description, schema and refusal, and the split of a long final
+// (delivery.can_split: the host hands it over whole) all say and keep that one number (telegram_text.hpp
+// max_message_units). Before, a host that counted only characters (at most 4000) made the plugin tell 4,000.
 #pragma once
 
 #include "kit/manifest.hpp"
@@ -22,7 +22,7 @@ description: Answer people in a Telegram chat through a bot.
 You are talking with people in a Telegram chat, through a bot.
 
 - Write plain text. Telegram shows your words as they are: no Markdown or HTML formatting is applied.
-- Keep replies short, like chat messages, and under 4,000 characters; a longer reply is split into several messages.
+- Keep replies short, like chat messages, and under 4,096 UTF-16 code units (most emoji count as two); a longer reply is split into several messages.
 - To send an image, a video or a document, pass its file_ref to telegram_message_send_media.
 - telegram_message_send sends one message at once; do not repeat a call to retry it.
 - A sticker, a location, a poll or a contact arrives as a short description in brackets, such as "[location 48.85, 2.35]"; someone joining or leaving arrives as context.
@@ -42,10 +42,10 @@ inline constexpr std::string_view manifest_template = R"json({
         "tool_id": "telegram_message_send",
         "profile": "xagent.im.v2",
         "title": "Send a Telegram Message",
-        "description": "Send a text message of at most 4,000 characters to the bound Telegram chat. A side effect: each call sends once.",
+        "description": "Send a text message of at most 4,096 UTF-16 code units (most emoji count as two) to the bound Telegram chat. A side effect: each call sends once.",
         "related_skill_ids": ["connector-im-telegram"],
         "input_schema": {"type": "object", "required": ["text"],
-                         "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 4000}}},
+                         "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 4096}}},
         "output_schema": {"type": "object", "required": ["status", "message_id"],
                           "properties": {"status": {"type": "string", "enum": ["sent"]},
                                          "message_id": {"type": "integer"}}}
@@ -92,7 +92,7 @@ inline constexpr std::string_view manifest_template = R"json({
   },
   "tool_options": {"telegram_message_send": {"side_effect": true}, "telegram_message_send_media": {"side_effect": true}},
   "system_prompt": "This conversation runs in a Telegram chat through a bot. Write plain text. Pass connector_channel_id unchanged.",
-  "chat": {"title": "Telegram chat", "max_length": 4000, "max_per_minute": 30},
+  "chat": {"title": "Telegram chat", "max_length": 4096, "length_unit": "utf16_units", "max_per_minute": 30},
   "delivery": {"can_edit": true, "typing": true, "can_split": true},
   "capability": {
     "adapter_id": "telegram",

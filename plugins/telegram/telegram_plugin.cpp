@@ -539,7 +539,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   }
 
   static std::string first_part(const std::string& text) {
-    auto parts = split_text(text, max_told_characters);
+    auto parts = split_text(text, max_message_units);
     return parts.empty() ? std::string() : parts.front();
   }
 
@@ -578,7 +578,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string first_id;
     std::string live_id;
     if (!message_id.empty()) live_id = co_await take_live(b.channel, message_id);
-    auto parts = split_text(text, max_told_characters);
+    auto parts = split_text(text, max_message_units);
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const auto& part = parts[i];
       bool edit_live = i == 0 && !live_id.empty();
@@ -621,10 +621,17 @@ class telegram_plugin final : public xconn::sdk::plugin {
       missing.description = "no such file on the channel";
       co_return missing;
     }
-    // A final's items carry the stored name and type; a tool names only the file_ref (file_kind.hpp).
+    // A final's items carry the stored name and type; a tool names only the file_ref: the host tells what it stored
+    // (ABI 1.7), and an older host's file is typed and named from its first bytes (file_kind.hpp).
     auto mime = string_at(item, "mime_type");
-    if (mime.empty()) mime = sniff_mime(*bytes);
     auto filename = string_at(item, "filename");
+    if (mime.empty() || filename.empty()) {
+      if (auto stored = host_.describe_file(b.channel, string_at(item, "file_ref"))) {
+        if (mime.empty()) mime = stored->mime_type;
+        if (filename.empty()) filename = stored->filename;
+      }
+    }
+    if (mime.empty()) mime = sniff_mime(*bytes);
     if (filename.empty()) filename = name_for(mime);
     bool image = mime.starts_with("image/"), video = mime.starts_with("video/");
     if (media_type) *media_type = image ? "image" : video ? "video" : "file";
@@ -643,7 +650,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     std::string first_id;
     auto fail = [&](const api_reply& r) { done.ok(send_refused(b, r, !first_id.empty())); };
     if (!as_caption) {
-      for (const auto& part : split_text(text, max_told_characters)) {
+      for (const auto& part : split_text(text, max_message_units)) {
         auto r = co_await send_message(b, part, std::chrono::steady_clock::now() + 25s);
         if (!r.ok) co_return fail(r);
         if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
@@ -666,8 +673,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
     if (caption.empty()) caption = string_at(args, "text");
     if (utf16_units(caption) > max_caption_units)
       co_return done.fail({"message_too_long", "a caption is at most 1,024 characters", false});
-    // A tool names only the file_ref, and the plugin API gives its bytes alone: its type and name come from its
-    // first bytes (file_kind.hpp).
+    // A tool names only the file_ref: send_file asks the host for its stored name and type.
     json::object item{{"file_ref", ref}};
     std::string media_type;
     auto r = co_await send_file(b, item, caption, &media_type);
@@ -684,9 +690,9 @@ class telegram_plugin final : public xconn::sdk::plugin {
 
   awaitable<void> send_tool(binding b, std::string text, completion done) {
     if (text.empty()) co_return done.fail({"invalid_argument", "text must not be empty", false});
-    // The number the model was told (telegram_manifest.hpp), and Telegram's own bound for text of many emoji.
-    if (code_points(text) > max_told_characters || utf16_units(text) > max_message_units)
-      co_return done.fail({"message_too_long", "at most 4,000 characters (an emoji may count as two)", false});
+    // Telegram's own bound, the number the model was told (telegram_manifest.hpp).
+    if (utf16_units(text) > max_message_units)
+      co_return done.fail({"message_too_long", "at most 4,096 UTF-16 code units (most emoji count as two)", false});
     auto r = co_await send_message(b, text, std::chrono::steady_clock::now() + 25s);
     if (!r.ok || !r.result.is_object())
       co_return done.fail({failure_code(b, r), "Telegram did not take the message", !r.reached()});

@@ -9,12 +9,10 @@
 
 namespace telegram {
 
-inline constexpr std::size_t max_message_units = 4096;  // sendMessage's limit, in UTF-16 code units
-// What the model is told a message may hold (the manifest's chat.max_length, which the host serves in the skill;
-// the plugin's own skill; the tool's refusal), and what a final is split at: the host takes no chat.max_length
-// over 4000 characters, so the plugin keeps to 4,000 everywhere (telegram_manifest.hpp). Parts are cut at 4,000
-// UTF-16 units, so each is at most 4,000 characters and within Telegram's 4,096 units.
-inline constexpr std::size_t max_told_characters = 4000;
+// Telegram's one bound on a message, in UTF-16 code units (an emoji outside the BMP counts as two): what the manifest
+// declares (chat.max_length 4096, chat.length_unit utf16_units), what the skill and the tool tell the model, what
+// the tool refuses past, and what a long final is split at (telegram_manifest.hpp).
+inline constexpr std::size_t max_message_units = 4096;
 inline constexpr std::size_t max_caption_units = 1024;
 
 // Code points of UTF-8 text.

@@ -1,10 +1,11 @@
 // What the telegram plugin carries besides text, on the real server against the fake Bot API on loopback:
-// - a file sent with telegram_message_send_media goes out with a name and type (a PDF as "file.pdf",
-//   application/pdf; the tool names only a file_ref), and a final's file with its stored name and type;
+// - a file sent with telegram_message_send_media goes out with its stored name and type (report.pdf,
+//   application/pdf; the tool names only a file_ref, the host tells the rest: ABI 1.7 xconn_host_file_info), a
+//   type no first bytes tell (CSV) too, and a final's file with its stored name and type;
 // - messages with nothing to forward as text or a file (a sticker, a location, a venue, a poll, a contact, dice)
 //   arrive as short descriptions, and a chat's own events (someone joined) as context of the next message;
 // - the card's form fields have placeholders and help, the card has ui.login_flow, and the skill, the tool and
-//   the host's text from chat.max_length say one length.
+//   the host's text from chat (max_length 4096 in utf16_units) say one length, Telegram's own.
 #include "support/data_plane.hpp"
 #include "support/fake_telegram.hpp"
 #include "support/files_helpers.hpp"
@@ -74,7 +75,7 @@ class telegram_content : public ::testing::Test {
   std::string channel;
 };
 
-TEST_F(telegram_content, the_media_tool_sends_a_pdf_named_and_typed_and_a_final_keeps_the_stored_name) {
+TEST_F(telegram_content, the_media_tool_sends_a_pdf_with_its_stored_name_and_type_as_a_final_does) {
   const std::string pdf = "%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n";
   auto ref = upload(pdf, "report.pdf", "application/pdf");
   auto tool = dp->invoke(channel, "telegram_message_send_media", {{"file_ref", ref}, {"caption", "the report"}});
@@ -85,9 +86,19 @@ TEST_F(telegram_content, the_media_tool_sends_a_pdf_named_and_typed_and_a_final_
   ASSERT_EQ(docs.size(), 1u);
   const auto& part = docs[0].at("document").as_object();
   EXPECT_EQ(text_of(part, "type"), "application/pdf") << json::serialize(part);
-  EXPECT_EQ(text_of(part, "filename"), "file.pdf") << json::serialize(part);
+  EXPECT_EQ(text_of(part, "filename"), "report.pdf") << json::serialize(part);
   EXPECT_EQ(part.at("bytes").to_number<std::size_t>(), pdf.size());
   EXPECT_EQ(text_of(docs[0], "caption"), "the report");
+
+  // Bytes that say nothing of their type: the stored name and type still go (before, "file" and octet-stream).
+  auto csv = upload("name,amount\nBo,3\n", "totals.csv", "text/csv");
+  tool = dp->invoke(channel, "telegram_message_send_media", {{"file_ref", csv}});
+  ASSERT_TRUE(tool);
+  ASSERT_EQ(error_code(*tool), "") << json::serialize(*tool);
+  docs = sent("sendDocument");
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(text_of(docs[1].at("document").as_object(), "filename"), "totals.csv");
+  EXPECT_EQ(text_of(docs[1].at("document").as_object(), "type"), "text/csv");
 
   auto ack = dp->request("chat.message",
                          {{"message_id", "with-report"}, {"text", "here it is"},
@@ -96,9 +107,9 @@ TEST_F(telegram_content, the_media_tool_sends_a_pdf_named_and_typed_and_a_final_
   ASSERT_TRUE(ack);
   EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
   docs = sent("sendDocument");
-  ASSERT_EQ(docs.size(), 2u);
-  EXPECT_EQ(text_of(docs[1].at("document").as_object(), "filename"), "report.pdf");
-  EXPECT_EQ(text_of(docs[1].at("document").as_object(), "type"), "application/pdf");
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_EQ(text_of(docs[2].at("document").as_object(), "filename"), "report.pdf");
+  EXPECT_EQ(text_of(docs[2].at("document").as_object(), "type"), "application/pdf");
 }
 
 TEST_F(telegram_content, messages_with_nothing_to_forward_arrive_described_and_a_join_as_context) {
@@ -156,34 +167,42 @@ TEST_F(telegram_content, the_card_has_field_help_and_a_login_flow_and_every_text
   EXPECT_EQ(text_of(steps[0].as_object(), "request_type"), "auth.start");
   EXPECT_EQ(text_of(steps[0].as_object(), "response_type"), "auth.start.ack");
 
-  // The host's line from chat.max_length and the plugin's own text name the same number.
+  // The host's line from chat (4096 UTF-16 units, Telegram's own limit) and the plugin's own text name one number.
   auto skill = http_get(server.port(), "/connectors/telegram/skill.md").body;
-  EXPECT_NE(skill.find("at most 4000 characters"), std::string::npos) << skill;
-  EXPECT_NE(skill.find("4,000 characters"), std::string::npos) << skill;
-  EXPECT_EQ(skill.find("4,096"), std::string::npos) << skill;
-  EXPECT_EQ(skill.find("4096"), std::string::npos) << skill;
-  std::string over(4001, 'a');
+  EXPECT_NE(skill.find("at most 4096 UTF-16 code units"), std::string::npos) << skill;
+  EXPECT_NE(skill.find("4,096 UTF-16 code units"), std::string::npos) << skill;
+  EXPECT_EQ(skill.find("4,000"), std::string::npos) << skill;
+  EXPECT_EQ(skill.find("4000"), std::string::npos) << skill;
+  const std::string emoji = "\xF0\x9F\x98\x80";  // two UTF-16 units
+  std::string over;
+  for (int i = 0; i < 2049; ++i) over += emoji;  // 2,049 characters, 4,098 units
   auto tool = dp->invoke(channel, "telegram_message_send", {{"text", over}});
   ASSERT_TRUE(tool);
   EXPECT_EQ(error_code(*tool), "message_too_long");
   auto* error = tool->if_contains("error");
   ASSERT_TRUE(error && error->is_object());
-  EXPECT_NE(text_of(error->as_object(), "message").find("4,000"), std::string::npos) << json::serialize(*tool);
+  EXPECT_NE(text_of(error->as_object(), "message").find("4,096"), std::string::npos) << json::serialize(*tool);
   EXPECT_TRUE(sent("sendMessage").empty());
+  // Telegram's whole limit is taken (before, the tool refused past 4,000 characters).
+  tool = dp->invoke(channel, "telegram_message_send", {{"text", std::string(4096, 'a')}});
+  ASSERT_TRUE(tool);
+  EXPECT_EQ(error_code(*tool), "") << json::serialize(*tool);
+  ASSERT_EQ(sent("sendMessage").size(), 1u);
 
-  // A long final is split where the skill says: no message past 4,000 characters.
+  // A long final is split where the skill says: no message past 4,096 units, and parts as long as Telegram takes.
   std::string long_text;
   for (int i = 0; long_text.size() < 9000; ++i) long_text += "word" + std::to_string(i) + " ";
   auto ack = dp->request("chat.message", {{"message_id", "long-1"}, {"text", long_text}}, channel, 15s);
   ASSERT_TRUE(ack);
   EXPECT_EQ(text_of(payload_of(*ack), "status"), "accepted") << json::serialize(*ack);
   auto parts = sent("sendMessage");
-  ASSERT_EQ(parts.size(), 3u);
+  ASSERT_EQ(parts.size(), 4u);
   std::string rejoined;
-  for (const auto& p : parts) {
-    EXPECT_LE(text_of(p, "text").size(), 4000u);
-    rejoined += text_of(p, "text");
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    EXPECT_LE(text_of(parts[i], "text").size(), 4096u);
+    rejoined += text_of(parts[i], "text");
   }
+  EXPECT_GT(text_of(parts[1], "text").size(), 4000u);
   EXPECT_EQ(rejoined, long_text);
 }
 

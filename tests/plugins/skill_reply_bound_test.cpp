@@ -4,6 +4,7 @@
 #include "core/plugin_host/plugin_manifest.hpp"
 #include "core/plugin_host/served_skill.hpp"
 #include "plugins/irc/irc_text.hpp"
+#include "plugins/telegram/telegram_text.hpp"
 #include "support/abi_test_host.hpp"
 
 #include <boost/json.hpp>
@@ -128,8 +129,17 @@ TEST(SkillReplyBound, EchoNamesNone) {
   EXPECT_FALSE(load("echo.so").parsed.chat.has_value());
 }
 
-// Telegram: its skill's 4,000 characters is its manifest's chat.max_length, in characters (the host's default unit);
-// each message it splits into stays within Telegram's own 4,096 UTF-16 units (telegram_manifest.hpp says why).
-TEST(SkillReplyBound, TelegramNamesOneBound) { expect_one_reply_bound("telegram.so"); }
+// Telegram: its skill's 4,096 UTF-16 code units is its manifest's chat (max_length 4096, length_unit utf16_units),
+// which is Telegram's own limit and its splitter's bound; before, it declared 4,000 characters.
+TEST(SkillReplyBound, TelegramNamesOneBoundTelegramsOwnInUtf16Units) {
+  expect_one_reply_bound("telegram.so");
+  auto m = load("telegram.so");
+  ASSERT_TRUE(m.parsed.chat);
+  EXPECT_EQ(m.parsed.chat->max_length, static_cast<int>(telegram::max_message_units));
+  EXPECT_EQ(m.parsed.chat->unit, length_unit::utf16_units);
+  EXPECT_TRUE(m.parsed.delivery.can_split);
+  std::string own(m.raw.at("skill").as_string());
+  EXPECT_FALSE(reply_bounds_named(own).empty()) << "the Telegram skill should keep telling the agent its bound";
+}
 
 }  // namespace xconn::skill_reply_bound_test

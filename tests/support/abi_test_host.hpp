@@ -125,7 +125,8 @@ class test_host {
              &kv_get, &kv_scan, &kv_write, &emit_with,                     // 1.3: a key-value store in memory
              nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,         // no other 1.3 service, nor 1.4's, nor 1.5's key
              &file_delete,                                                 // 1.5: deletes a kept file of the channel
-             nullptr},                                                     // no 1.6 approval carrier
+             nullptr,                                                      // no 1.6 approval carrier
+             nullptr},                                                     // nor 1.7 file info
         wait_deadline_(wait_deadline) {}
 
   const xconn_host_api* api() const { return &api_; }
