@@ -23,7 +23,7 @@
 #include <string>
 #include <thread>
 
-namespace xconn::test {
+namespace xconn::test::file_info_abi_cases {
 namespace {
 
 xconn_str c(std::string_view s) { return {s.data(), s.size()}; }
@@ -175,13 +175,14 @@ TEST_F(FileInfoAbi, TellsTheStoredNameTypeAndSizeOfItsOwnChannelsFileOnly) {
 }
 
 TEST_F(FileInfoAbi, TheSdkDescribesThroughTheTableAndNotOnAnOlderHost) {
-  const auto mine = kept_by_probe("cch_p1", "photo.jpg", "image/jpeg", "\xFF\xD8\xFF a jpeg");
+  const std::string jpeg = "\xFF\xD8\xFF a jpeg";
+  const auto mine = kept_by_probe("cch_p1", "photo.jpg", "image/jpeg", jpeg);
   xconn_host_api today = *api_;
   auto stored = xconn::sdk::host(&today).describe_file("cch_p1", mine);
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->filename, "photo.jpg");
   EXPECT_EQ(stored->mime_type, "image/jpeg");
-  EXPECT_EQ(stored->byte_size, 11u);
+  EXPECT_EQ(stored->byte_size, jpeg.size());
   EXPECT_FALSE(xconn::sdk::host(&today).describe_file("cch_p2", mine));
 
   xconn_host_api older = *api_;  // a 1.6 host's table ends before xconn_host_file_info
@@ -192,4 +193,4 @@ TEST_F(FileInfoAbi, TheSdkDescribesThroughTheTableAndNotOnAnOlderHost) {
 }
 
 }  // namespace
-}  // namespace xconn::test
+}  // namespace xconn::test::file_info_abi_cases
