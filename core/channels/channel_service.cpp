@@ -205,7 +205,8 @@ std::string channel_service::report_status(const connector& conn, std::string_vi
   if (ec || !report.is_object()) return "the report is not a JSON object";
   const auto& r = report.as_object();
   for (const auto& field : r)
-    if (field.key() != "status" && field.key() != "tools") return "the report has an unknown member";
+    if (field.key() != "status" && field.key() != "tools" && field.key() != "reason")
+      return "the report has an unknown member";
   auto* status = r.if_contains("status");
   if (!status || !status->is_string() || !is_target_status(status->as_string()))
     return "status must be connected, degraded, offline, expired, revoked or error";
@@ -215,16 +216,24 @@ std::string channel_service::report_status(const connector& conn, std::string_vi
     if (auto why = binding_violation(json::object{{"tools", *t}}, *conn.manifest()); !why.empty()) return why;
     tools = t->as_array();
   }
+  // A short code why (target_unreachable, ...): shown on /events and the admin list, never in the descriptor.
+  std::string reason;
+  if (auto* why = r.if_contains("reason")) {
+    if (!why->is_string() || !is_status_reason(why->as_string())) return "reason must be 1 to 64 of a-z and _";
+    reason = why->as_string();
+  }
   std::optional<channel> c;
   {
     std::lock_guard lock(mutex_);
-    c = table_.set_target_status(id, conn.id(), std::string(status->as_string()), std::move(tools));
+    c = table_.set_target_status(id, conn.id(), std::string(status->as_string()), std::move(tools), reason);
   }
   if (!c) return "no signed-in channel of this plugin has that id";
   note_status(c->id, "plugin_report");
   std::string reported(status->as_string());
   spdlog::info("[plugin {}] channel {} reported {}", conn.id(), c->id, reported);
-  events_.record(conn.id(), {"status", c->id, "", "", json::object{{"direction", "inbound"}, {"status", reported}}});
+  json::object reported_payload{{"direction", "inbound"}, {"status", reported}};
+  if (!c->target_reason.empty()) reported_payload["status_reason"] = c->target_reason;
+  events_.record(conn.id(), {"status", c->id, "", "", std::move(reported_payload)});
   write_batch also;
   if (c->binding_lost()) {
     channel_credentials::stage_erase(c->id, also);  // refused by the target: worthless now
@@ -327,7 +336,7 @@ std::string channel_service::tool_status(const connector& conn, const channel& c
 }
 
 void channel_service::note_status(std::string_view channel_id, std::string_view reason) {
-  std::string plugin_id, previous, now;
+  std::string plugin_id, previous, now, status_reason;
   {
     std::lock_guard lock(mutex_);
     const auto* c = table_.find(channel_id);
@@ -339,9 +348,11 @@ void channel_service::note_status(std::string_view channel_id, std::string_view 
     if (shown == now) return;
     previous = shown.empty() ? "created" : shown;
     shown = now;
+    if (now == c->target_status) status_reason = c->target_reason;  // the plugin's why, when its word shows
   }
-  events_.record(plugin_id, {"ChannelStatusChanged", std::string(channel_id), "", "",
-                             json::object{{"status", now}, {"previous_status", previous}, {"reason", reason}}});
+  json::object payload{{"status", now}, {"previous_status", previous}, {"reason", reason}};
+  if (!status_reason.empty()) payload["status_reason"] = status_reason;
+  events_.record(plugin_id, {"ChannelStatusChanged", std::string(channel_id), "", "", std::move(payload)});
 }
 
 void channel_service::push_descriptor(const connector& conn, std::string_view channel_id, std::string_view reason) {

@@ -15,6 +15,13 @@ bool is_target_status(std::string_view status) {
   return false;
 }
 
+bool is_status_reason(std::string_view reason) {
+  if (reason.empty() || reason.size() > 64) return false;
+  for (char ch : reason)
+    if (!((ch >= 'a' && ch <= 'z') || ch == '_')) return false;
+  return true;
+}
+
 std::string_view error_code_for(route_check r) {
   switch (r) {
     case route_check::ok: return "";
@@ -30,6 +37,7 @@ json::object channel::to_record() const {
   json::object r{{"plugin_id", plugin_id}, {"owner", owner}, {"authenticated", authenticated}, {"created_at", created_at}};
   if (authenticated) r["binding"] = binding;
   if (authenticated && !target_status.empty()) r["target_status"] = target_status;
+  if (authenticated && !target_status.empty() && !target_reason.empty()) r["target_reason"] = target_reason;
   return r;
 }
 
@@ -53,6 +61,8 @@ std::optional<channel> channel::from_record(std::string_view id, std::string_vie
   if (auto* t = o.if_contains("created_at"); t && t->is_int64()) c.created_at = t->as_int64();
   if (auto* s = o.if_contains("target_status"); s && s->is_string() && is_target_status(s->as_string()))
     c.target_status = s->as_string();
+  if (auto* r = o.if_contains("target_reason"); r && r->is_string() && !c.target_status.empty())
+    c.target_reason = r->as_string();
   return c;
 }
 
@@ -160,6 +170,7 @@ std::optional<channel> channel_table::authenticate(std::string_view id, json::ob
   c.persistent = true;
   c.binding = std::move(binding);
   c.target_status.clear();  // a new sign-in starts from the plugin's fresh answer
+  c.target_reason.clear();
   c.verifying = false;
   c.last_used = now_();
   return c;
@@ -174,15 +185,18 @@ void channel_table::undo_authenticate(const channel& before) {
   c.persistent = before.persistent;
   c.binding = before.binding;
   c.target_status = before.target_status;
+  c.target_reason = before.target_reason;
   c.verifying = before.verifying;
   count_temporary(c, +1);
 }
 
 std::optional<channel> channel_table::set_target_status(std::string_view id, std::string_view plugin_id,
-                                                        std::string status, std::optional<json::array> tools) {
+                                                        std::string status, std::optional<json::array> tools,
+                                                        std::string reason) {
   auto it = channels_.find(id);
   if (it == channels_.end() || it->second.plugin_id != plugin_id || !it->second.authenticated) return std::nullopt;
   auto& c = it->second;
+  c.target_reason = status == "connected" ? std::string() : std::move(reason);
   c.target_status = status == "connected" ? std::string() : std::move(status);  // "connected" is no news
   c.verifying = false;
   if (tools) c.binding["tools"] = std::move(*tools);
@@ -196,6 +210,7 @@ std::optional<channel> channel_table::logout(std::string_view id) {
   c.authenticated = false;
   c.binding.clear();
   c.target_status.clear();
+  c.target_reason.clear();
   c.verifying = false;
   c.last_used = now_();
   auto [first, last] = runs_by_channel_.equal_range(id);

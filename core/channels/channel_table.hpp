@@ -40,6 +40,7 @@ struct channel {
   // The target refused the credential (expired or revoked): tools answer connection_not_authenticated until a new
   // sign-in.
   bool binding_lost() const { return target_status == "expired" || target_status == "revoked"; }
+  std::string target_reason;  // the plugin's short code for target_status (target_unreachable, ...), "" when none
   bool verifying = false;  // restored and not yet confirmed by its plugin (on_channel_restore); not persisted
   long long created_at = 0;    // unix ms
   std::chrono::steady_clock::time_point last_used;
@@ -67,6 +68,8 @@ std::string_view error_code_for(route_check r);
 
 // The statuses a plugin may give a signed-in channel (spec §9): the rest are the host's to derive.
 bool is_target_status(std::string_view status);
+// A plugin's short code for the status it reports: [a-z_]{1,64}.
+bool is_status_reason(std::string_view reason);
 
 // How many temporary (never signed-in) channels one owner (connector_id) and one plugin may hold at once.
 struct temporary_caps {
@@ -113,8 +116,9 @@ class channel_table {
   std::optional<channel> logout(std::string_view id);
   // The plugin reports the state of a signed-in channel's binding (status "" clears it); tools, when given,
   // replace the binding's tools. nullopt when the channel is not a signed-in channel of plugin_id.
+  // reason: the plugin's short code for it, kept with it ("" for none; "connected" clears both).
   std::optional<channel> set_target_status(std::string_view id, std::string_view plugin_id, std::string status,
-                                           std::optional<boost::json::array> tools);
+                                           std::optional<boost::json::array> tools, std::string reason = {});
 
   // Drops temporary channels unused for the ttl and auth runs ended longer than ended_run_kept ago.
   // Returns the dropped channel ids.

@@ -61,14 +61,18 @@ void serve_plugin_reload(server_context& ctx, const http_request& req, const con
 
 http_response channels_page(server_context& ctx, const http_request& req, const connector_path& at) {
   json::array list;
-  for (const auto& [c, status] : ctx.channels.of_plugin(at.plugin_id))
-    list.push_back(json::object{{"connector_channel_id", c.id},
-                                {"connector_id", c.owner},
-                                {"authenticated", c.authenticated},
-                                {"persistent", c.persistent},
-                                {"routed", !c.route.expired()},
-                                {"status", status},
-                                {"created_at", c.created_at}});
+  for (const auto& [c, status] : ctx.channels.of_plugin(at.plugin_id)) {
+    json::object entry{{"connector_channel_id", c.id},
+                       {"connector_id", c.owner},
+                       {"authenticated", c.authenticated},
+                       {"persistent", c.persistent},
+                       {"routed", !c.route.expired()},
+                       {"status", status},
+                       {"created_at", c.created_at}};
+    // The plugin's short code for the status it reported (target_unreachable, ...), while that status shows.
+    if (!c.target_reason.empty() && status == c.target_status) entry["status_reason"] = c.target_reason;
+    list.push_back(std::move(entry));
+  }
   return json_response(req, http::status::ok, json::serialize(json::object{{"channels", std::move(list)}}));
 }
 

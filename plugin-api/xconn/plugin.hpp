@@ -204,8 +204,11 @@ class plugin {
   }
 };
 
-// The report of a channel's state (plugin.h xconn_host_channel_status, on_channel_restore).
-inline std::string channel_report(std::string_view status) { return "{\"status\":" + json_quote(status) + "}"; }
+// The report of a channel's state (plugin.h xconn_host_channel_status, on_channel_restore); reason, when not empty,
+// a short code why, e.g. channel_report("degraded", "target_unreachable").
+inline std::string channel_report(std::string_view status, std::string_view reason = {}) {
+  return "{\"status\":" + json_quote(status) + (reason.empty() ? "" : ",\"reason\":" + json_quote(reason)) + "}";
+}
 
 namespace detail {
 
