@@ -81,6 +81,17 @@ std::string refusal_message(const std::string& code) {
   return "the IRC server did not answer";
 }
 
+// Only the server's own refusal of the password or the nick (or of the channel) is a verdict on the credential;
+// anything else (no answer, a ghost holding the nick) leaves the channel degraded and retried.
+bool refuses_credential(const std::string& outcome) {
+  return outcome == "invalid_credentials" || outcome == "invalid_input" || outcome == "join_refused";
+}
+
+// A restore's answer while the server cannot be reached.
+std::string degraded_report(const std::string& outcome) {
+  return xconn::sdk::channel_report("degraded", outcome == "nick_in_use" ? outcome : "target_unreachable");
+}
+
 class irc_plugin final : public xconn::sdk::plugin {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
@@ -180,7 +191,9 @@ class irc_plugin final : public xconn::sdk::plugin {
   struct binding {
     std::string key;     // the session's
     std::string target;  // "#ops" or a nick
-    bool connected_reported = true;  // false after a restore answered "offline": "connected" is pushed once up
+    // What the host was last told of the channel: "connected", "degraded" (the server away), or "" while a
+    // restore has not answered yet (its answer tells).
+    std::string shown = "connected";
   };
 
   // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
@@ -259,20 +272,28 @@ class irc_plugin final : public xconn::sdk::plugin {
   awaitable<void> restore(std::string channel, login l, completion done) {
     auto key = session_key(host_, l);
     auto s = session_for(l);
-    bind(channel, {key, l.target, false});
+    bind(channel, {key, l.target, ""});
     // A channel signed in before the keys were HMACs still holds the bare hash: let go of it (docs/irc.md).
     if (auto legacy = xconn::kit::legacy_consumer_key("irc-", session_material(l)); legacy != key)
       host_.release_consumer(channel, legacy);
     auto outcome = co_await s->ready(clock::now() + std::chrono::seconds(settings_.connect_timeout_s));
-    if (outcome.empty() && is_channel(l.target)) outcome = co_await s->join(l.target, clock::now() + 10s);
-    if (outcome == "invalid_credentials" || outcome == "join_refused") {
+    // While the server is away the channel is still wanted: join() keeps it, so the reconnect joins it.
+    if (is_channel(l.target) && (outcome.empty() || outcome == "target_unreachable")) {
+      auto joined = co_await s->join(l.target, clock::now() + 10s);
+      if (outcome.empty()) outcome = joined;
+    }
+    if (refuses_credential(outcome)) {
       channels_.erase(channel);
       discard_if_unused(key);
       co_return done.ok(xconn::sdk::channel_report("revoked"));
     }
-    if (!outcome.empty()) co_return done.ok(xconn::sdk::channel_report("offline"));
-    if (auto it = channels_.find(channel); it != channels_.end()) it->second.connected_reported = true;
-    done.ok(xconn::sdk::channel_report("connected"));
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) co_return done.ok(xconn::sdk::channel_report("revoked"));  // refused meanwhile
+    // The server away (or the nick still held by a ghost): degraded, and the session keeps trying (1 s doubling to
+    // 60 s); state_changed pushes connected once it registered.
+    bool up = outcome.empty() || s->registered();
+    it->second.shown = up ? "connected" : "degraded";
+    done.ok(up ? xconn::sdk::channel_report("connected") : degraded_report(outcome));
   }
 
   awaitable<bool> kv_write(const kv_batch& batch) {
@@ -356,27 +377,34 @@ class irc_plugin final : public xconn::sdk::plugin {
     return it == sessions_.end() ? nullptr : it->second->hold_emit_slot();
   }
 
+  // The connection came up or went away: its channels turn connected or degraded by themselves (a channel whose
+  // restore has not answered yet is left to that answer).
   void state_changed(const std::string& key, bool up) {
-    if (up)
-      for (auto& [channel, b] : channels_)
-        if (b.key == key && !b.connected_reported) {
-          b.connected_reported = host_.set_channel_status(channel, "connected");
-        }
+    const std::string now = up ? "connected" : "degraded";
+    for (auto& [channel, b] : channels_)
+      if (b.key == key && !b.shown.empty() && b.shown != now &&
+          report_status(channel, now, up ? std::string() : "target_unreachable"))
+        b.shown = now;
     report_health();
   }
 
-  // The server refused the password (or the nick) on a reconnect: the channels bound through it are revoked.
-  void refused_later(const std::string& key, const std::string& code) {
+  // The server refused the password or the nick on a reconnect: the channels bound through it are revoked.
+  void refused_later(const std::string& key, const std::string&) {
     for (auto it = channels_.begin(); it != channels_.end();) {
       if (it->second.key != key) {
         ++it;
         continue;
       }
-      host_.set_channel_status(it->first, code == "invalid_credentials" ? "revoked" : "error");
+      report_status(it->first, "revoked", {});
       it = channels_.erase(it);
     }
     sessions_.erase(key);
     report_health();
+  }
+
+  // A channel's status pushed to the host; reason a short code, "" for none. Whether the host took it.
+  bool report_status(const std::string& channel, const std::string& status, const std::string& reason) {
+    return host_.set_channel_status(channel, status, {}, reason);
   }
 
   // Degraded while a connection some channel holds is down.

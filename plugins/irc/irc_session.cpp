@@ -1,5 +1,6 @@
 #include "irc_session.hpp"
 
+#include "irc_backoff.hpp"
 #include "kit/tls_client.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -13,6 +14,7 @@
 #include <boost/beast/core/stream_traits.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace irc {
 
@@ -26,8 +28,12 @@ using clock = std::chrono::steady_clock;
 namespace {
 constexpr auto keepalive_interval = 90s;  // a PING when the server said nothing for this long
 constexpr auto dead_after = 240s;         // nothing read for this long: the connection is gone
-constexpr auto max_backoff = 30s;
 constexpr std::size_t max_line_bytes = 8191 + 512;  // IRCv3 tags plus an RFC 1459 line
+
+bool mentions_password(std::string text) {
+  for (auto& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return text.find("password") != std::string::npos;
+}
 }  // namespace
 
 awaitable<bool> one_shot::wait(clock::time_point deadline) {
@@ -82,11 +88,11 @@ void session::abandon() {
 // Connects, registers, serves until the connection is lost, and again after a backoff, until closed or refused.
 awaitable<void> session::lifetime() {
   auto self = shared_from_this();
-  auto backoff = std::chrono::seconds(1);
+  reconnect_backoff backoff;
   while (!closing_) {
     auto outcome = co_await connect_and_register();
     if (outcome.empty()) {
-      backoff = 1s;
+      backoff = {};
       for (const auto& [folded, channel] : wanted_) send_now(build_line("JOIN", {channel}));
       events_.on_state(true);
       auto lost = lost_;
@@ -103,10 +109,9 @@ awaitable<void> session::lifetime() {
     drop_connection();
     if (closing_) break;
     events_.on_count("reconnect_waits");
-    backoff_.expires_after(backoff);
+    backoff_.expires_after(backoff.next());
     boost::system::error_code ec;
     co_await backoff_.async_wait(asio::redirect_error(use_awaitable, ec));
-    backoff = std::min<std::chrono::seconds>(backoff * 2, max_backoff);
   }
   // Nobody waits past the end: joins and NAMES answer now, unwritten lines are given up.
   for (auto& j : joins_) j.answered->set();
@@ -136,6 +141,7 @@ awaitable<std::string> session::connect_and_register() {
     }
   } catch (const boost::system::system_error&) {
     events_.on_count("connect_failures");
+    settle_registration("target_unreachable");  // a restore waiting in ready() hears it now, not at its deadline
     co_return "target_unreachable";
   }
   (l->tls ? beast::get_lowest_layer(*l->tls) : *l->plain).expires_never();
@@ -339,7 +345,13 @@ void session::handle(const line& l) {
 
 void session::handle_registration(const line& l) {
   if (l.command == "001") return settle_registration("");
-  if (l.command == "464" || l.command == "ERROR") return settle_registration("invalid_credentials");
+  if (l.command == "464") return settle_registration("invalid_credentials");
+  // ngircd refuses a server password with ERROR alone ("Access denied: Bad password?"); any other ERROR before the
+  // welcome (the server going down, a throttle) says nothing of the credential: the server is away, try again.
+  if (l.command == "ERROR")
+    return settle_registration(mentions_password(l.params.empty() ? std::string() : l.params.back())
+                                   ? "invalid_credentials"
+                                   : "target_unreachable");
   if (l.command == "433") return settle_registration("nick_in_use");
   if (l.command == "432") return settle_registration("invalid_input");
   if (l.command == "CAP") {

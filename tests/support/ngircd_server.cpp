@@ -48,6 +48,14 @@ void ngircd_server::start() {
       << console();
 }
 
+void ngircd_server::set_password(const std::string& password) {
+  auto conf = read_file(dir_.path() / "ngircd.conf");
+  auto at = conf.find("Password = ");
+  if (at != std::string::npos) conf.erase(at, conf.find('\n', at) + 1 - at);
+  if (!password.empty()) conf.insert(conf.find("[Limits]"), "Password = " + password + "\n");
+  write_file(dir_.path() / "ngircd.conf", conf);
+}
+
 void ngircd_server::kill() {
   if (!process_) return;
   process_->signal(SIGKILL);

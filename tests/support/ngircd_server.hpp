@@ -21,6 +21,8 @@ class ngircd_server {
   std::string ca_file() const { return (dir_.path() / "cert.pem").string(); }
   void start();  // returns once the port accepts (ASSERTs it)
   void kill();   // SIGKILL, and waits for the exit
+  // The server password from the next start() on ("" for none): a server that now refuses the one a channel kept.
+  void set_password(const std::string& password);
   std::string console() const { return process_ ? process_->console() : std::string(); }
 
  private:
