@@ -31,6 +31,7 @@ asio::awaitable<bool> exchange(Stream& stream, http::request<http::string_body>&
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(max_answer_bytes);
+  if (req.method() == http::verb::head) parser.skip(true);  // a HEAD's answer has headers alone
   try {
     co_await http::async_read_header(stream, buffer, parser, use_awaitable);
   } catch (...) {
@@ -80,12 +81,22 @@ asio::awaitable<receiver_client::connection> receiver_client::open(const receive
 asio::awaitable<post_result> receiver_client::post(const receiver_url& url, const std::string& body,
                                                    const header_list& headers, std::chrono::milliseconds timeout) {
   http::request<http::string_body> req{http::verb::post, url.target, 11};
+  req.set(http::field::content_type, "application/json");
+  req.body() = body;
+  co_return co_await send(std::move(req), url, headers, timeout);
+}
+
+asio::awaitable<post_result> receiver_client::head(const receiver_url& url, const header_list& headers,
+                                                   std::chrono::milliseconds timeout) {
+  co_return co_await send(http::request<http::string_body>{http::verb::head, url.target, 11}, url, headers, timeout);
+}
+
+asio::awaitable<post_result> receiver_client::send(http::request<http::string_body> req, const receiver_url& url,
+                                                   const header_list& headers, std::chrono::milliseconds timeout) {
   req.set(http::field::host, url.authority);
   req.set(http::field::user_agent, "xconn-webhook");
-  req.set(http::field::content_type, "application/json");
   for (const auto& [name, value] : headers) req.set(name, value);
-  req.body() = body;
-  req.prepare_payload();
+  if (req.method() != http::verb::head) req.prepare_payload();
   req.keep_alive(true);
   const auto key = receiver_key(url);
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -10,6 +10,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <chrono>
@@ -42,6 +44,9 @@ class receiver_client {
   using header_list = std::vector<std::pair<std::string, std::string>>;
   boost::asio::awaitable<post_result> post(const receiver_url& url, const std::string& body, const header_list& headers,
                                            std::chrono::milliseconds timeout);
+  // A HEAD of the URL: whether the receiver answers at all (the outage probe; nothing is delivered).
+  boost::asio::awaitable<post_result> head(const receiver_url& url, const header_list& headers,
+                                           std::chrono::milliseconds timeout);
 
  private:
   using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
@@ -52,6 +57,9 @@ class receiver_client {
   static constexpr std::size_t max_idle_per_receiver = 8;
   static constexpr std::size_t max_receivers_kept = 256;
 
+  boost::asio::awaitable<post_result> send(boost::beast::http::request<boost::beast::http::string_body> req,
+                                           const receiver_url& url, const header_list& headers,
+                                           std::chrono::milliseconds timeout);
   boost::asio::awaitable<connection> open(const receiver_url& url, std::chrono::milliseconds timeout, std::string& step);
 
   boost::asio::io_context& io_;

@@ -4,6 +4,7 @@
 // Finals go out as signed POSTs to the receiver, retried with backoff within the send budget. The secret is sealed
 // by the host and held here in memory only; every POST runs on the plugin's own event loop (one thread).
 #include "receiver_client.hpp"
+#include "retry_backoff.hpp"
 #include "webhook_config.hpp"
 #include "webhook_inbound.hpp"
 #include "webhook_manifest.hpp"
@@ -31,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,7 +101,7 @@ struct shared_state {
   std::mutex mutex;
   std::map<std::string, binding> channels;          // signed-in channels of this run, by channel id
   std::map<std::string, std::string> last_key;      // the channel_key of a channel's latest inbound message
-  std::map<std::string, bool> degraded;             // channels reported degraded (their receiver failed)
+  std::set<std::string> down;                       // channels whose receiver cannot be reached (degraded, probed)
 };
 
 class webhook_plugin final : public xconn::sdk::plugin {
@@ -245,7 +247,7 @@ class webhook_plugin final : public xconn::sdk::plugin {
 
   static void bind(const std::shared_ptr<shared_state>& state, binding b) {
     std::lock_guard lock(state->mutex);
-    state->degraded.erase(b.channel);
+    state->down.erase(b.channel);
     auto id = b.channel;
     state->channels.insert_or_assign(std::move(id), std::move(b));
   }
@@ -263,7 +265,7 @@ class webhook_plugin final : public xconn::sdk::plugin {
     {
       std::lock_guard lock(state_->mutex);
       state_->channels.erase(channel);
-      state_->degraded.erase(channel);
+      state_->down.erase(channel);
       if (ended) state_->last_key.erase(channel);
     }
     host_.kv_write(batch);
@@ -366,44 +368,113 @@ class webhook_plugin final : public xconn::sdk::plugin {
                        : "the receiver could not be reached (" + r.transport_error + ")";
   }
 
-  void set_degraded(const std::string& channel, bool bad) {
-    {
-      std::lock_guard lock(state_->mutex);
-      if (!state_->channels.contains(channel)) return;
-      bool was = state_->degraded[channel];
-      if (was == bad) return;
-      state_->degraded[channel] = bad;
-    }
-    host_.set_channel_status(channel, bad ? "degraded" : "connected");
+  bool is_down(const std::string& channel) {
+    std::lock_guard lock(state_->mutex);
+    return state_->down.contains(channel);
   }
 
-  // One final: POSTed until the receiver takes it (2xx) or refuses it (4xx), tried again after 1, 2, 4, ... s
-  // while the send budget lasts; every try carries the same body, so the same message_id.
+  // A status pushed to the host; reason a short code ("" for none).
+  void report_status(const std::string& channel, const std::string& status, const std::string& reason) {
+    host_.set_channel_status(channel, status, {}, reason);
+  }
+
+  // The receiver could not be reached (no answer, a timeout, a 5xx): the channel shows degraded and a probe checks
+  // the receiver 1 s, 2 s, 4 s ... 60 s apart until it answers (the adapters' shared rule).
+  void mark_down(const binding& b) {
+    {
+      std::lock_guard lock(state_->mutex);
+      if (!state_->channels.contains(b.channel) || !state_->down.insert(b.channel).second) return;
+    }
+    host_.count("outages");
+    report_status(b.channel, "degraded", "target_unreachable");
+    spawn(probe(b));
+  }
+
+  // The probe: a HEAD of outbound_url, signed as a POST of an empty body would be, so a receiver can tell it from a
+  // stranger's. Any answer but a 5xx means the receiver is there (a 405 too): the channel turns connected. A 401
+  // or 403 here turns nothing revoked: only a refused delivery is a verdict on the secret.
+  awaitable<void> probe(binding b) {
+    retry_backoff backoff;
+    for (;;) {
+      asio::steady_timer pause(io_, backoff.next());
+      co_await pause.async_wait(use_awaitable);
+      {
+        std::lock_guard lock(state_->mutex);
+        auto it = state_->channels.find(b.channel);
+        bool same_binding = it != state_->channels.end() && it->second.outbound_url == b.outbound_url;
+        if (!same_binding || !state_->down.contains(b.channel)) co_return;  // signed out or bound anew meanwhile
+      }
+      receiver_client::header_list headers;
+      headers.emplace_back("X-Xconn-Signature", signature_header(b.secret, now_ms() / 1000, ""));
+      host_.count("probes");
+      auto r = co_await client_->head(b.url, headers, std::chrono::seconds(settings_.attempt_timeout_s));
+      if (!r.reached() || r.http_status >= 500) continue;
+      {
+        std::lock_guard lock(state_->mutex);
+        if (!state_->down.erase(b.channel) || !state_->channels.contains(b.channel)) co_return;
+      }
+      report_status(b.channel, "connected", "");
+      co_return;
+    }
+  }
+
+  // The receiver refused the channel's signature (401 or 403): the secret is no good there any more. The channel
+  // turns revoked (the host deletes the sealed secret; a new sign-in binds it again).
+  void revoke(const binding& b) {
+    {
+      std::lock_guard lock(state_->mutex);
+      if (!state_->channels.erase(b.channel)) return;
+      state_->down.erase(b.channel);
+    }
+    host_.kv_write(kv_batch().erase(channel_key(b.channel)));
+    report_status(b.channel, "revoked", "");
+  }
+
+  static bool refuses_signature(const post_result& r) {
+    return r.reached() && (r.http_status == 401 || r.http_status == 403);
+  }
+  static bool unreachable(const post_result& r) { return !r.reached() || r.http_status >= 500; }
+
+  // One final: POSTed once; a 429 is waited (its Retry-After, else 1, 2, 4, ... s) and tried again while the send
+  // budget lasts, every try with the same body, so the same message_id. No answer, a timeout or a 5xx turns the
+  // channel degraded (probed in the background) and the final is refused target_unreachable, retryable, at once,
+  // as every final is until the probe finds the receiver again.
   awaitable<void> deliver(binding b, std::string body, completion done) {
+    if (is_down(b.channel))
+      co_return done.ok(unreachable_answer("the receiver cannot be reached; it is checked again by itself"));
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(settings_.send_budget_s);
     auto backoff = 1s;
     post_result last;
-    int tries = 0;
     for (;;) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      auto timeout = std::min<std::chrono::milliseconds>(left, std::chrono::seconds(settings_.attempt_timeout_s));
+      auto timeout = std::min<std::chrono::milliseconds>(std::max<std::chrono::milliseconds>(left, 1ms),
+                                                         std::chrono::seconds(settings_.attempt_timeout_s));
       last = co_await post_once(b, body, timeout);
-      ++tries;
       if (last.reached() && last.http_status >= 200 && last.http_status < 300) {
         host_.count("deliveries");
-        set_degraded(b.channel, false);
         co_return done.ok(R"({"ok":true,"verified":true})");
       }
-      // A 4xx is the receiver's refusal of this message, and a 3xx a URL that points elsewhere: no try changes
-      // either (a 429 asks to wait, so it is waited).
-      if (last.reached() && last.http_status < 500 && last.http_status != 429) {
+      if (unreachable(last)) {
+        host_.count("deliveries_failed");
+        mark_down(b);
+        co_return done.ok(unreachable_answer(failure_text(last)));
+      }
+      if (refuses_signature(last)) {
+        host_.count("deliveries_refused");
+        revoke(b);
+        co_return done.ok(json::serialize(json::object{{"ok", false}, {"error", "connection_not_authenticated"},
+                                                       {"retryable", false}, {"message", failure_text(last) +
+                                                        ": the receiver refused the channel's signature; sign in again"}}));
+      }
+      // Another 4xx is the receiver's refusal of this message, and a 3xx a URL that points elsewhere: no try
+      // changes either. A 429 asks to wait, so it is waited.
+      if (last.http_status != 429) {
         host_.count("deliveries_refused");
         co_return done.ok(json::serialize(
             json::object{{"ok", false}, {"error", "send_failed"}, {"retryable", false}, {"message", failure_text(last)}}));
       }
       auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(backoff);
-      if (last.http_status == 429 && last.retry_after_s >= 0) wait = std::chrono::seconds(last.retry_after_s);
+      if (last.retry_after_s >= 0) wait = std::chrono::seconds(last.retry_after_s);
       backoff *= 2;
       if (std::chrono::steady_clock::now() + wait >= end) break;  // no time left for another try
       host_.count("retries");
@@ -411,24 +482,31 @@ class webhook_plugin final : public xconn::sdk::plugin {
       co_await pause.async_wait(use_awaitable);
     }
     host_.count("deliveries_failed");
-    set_degraded(b.channel, true);
-    host_.warn("webhook: a final for channel " + b.channel + " was not delivered after " + std::to_string(tries) +
-               " tries: " + failure_text(last));
-    const char* code = !last.reached() && last.transport_error == "timeout" ? "send_timeout" : "send_failed";
     done.ok(json::serialize(
-        json::object{{"ok", false}, {"error", code}, {"retryable", true}, {"message", failure_text(last)}}));
+        json::object{{"ok", false}, {"error", "rate_limited"}, {"retryable", true}, {"message", failure_text(last)}}));
+  }
+
+  static std::string unreachable_answer(const std::string& message) {
+    return json::serialize(
+        json::object{{"ok", false}, {"error", "target_unreachable"}, {"retryable", true}, {"message", message}});
   }
 
   // webhook_post: one signed POST; the receiver's status, or http_error for anything but 2xx.
   awaitable<void> post_tool(binding b, std::string body, completion done) {
+    if (is_down(b.channel))
+      co_return done.fail({"target_unreachable", "the receiver cannot be reached; it is checked again by itself", true});
     auto timeout = std::chrono::milliseconds(std::chrono::seconds(settings_.attempt_timeout_s));
     auto r = co_await post_once(b, body, timeout);
+    if (unreachable(r)) mark_down(b);
+    if (refuses_signature(r)) {
+      revoke(b);
+      co_return done.fail({"connection_not_authenticated", "the receiver refused the channel's signature", false});
+    }
     if (!r.reached())
       co_return done.fail({"target_unreachable", "the receiver could not be reached (" + r.transport_error + ")", true});
     if (r.http_status < 200 || r.http_status >= 300)
       co_return done.fail({"http_error", "the receiver answered HTTP " + std::to_string(r.http_status),
                            r.http_status >= 500 || r.http_status == 429});
-    set_degraded(b.channel, false);
     done.ok(json::serialize(json::object{{"status", "sent"}, {"http_status", r.http_status}}));
   }
 

@@ -84,6 +84,7 @@ struct webhook_receiver::impl {
     http::async_read(*socket, *buffer, *req, [this, socket, buffer, req](beast::error_code ec, std::size_t) {
       if (ec) return;
       request r;
+      r.method = std::string(req->method_string());
       r.target = std::string(req->target());
       r.body = req->body();
       for (const auto& f : *req) {
@@ -108,7 +109,7 @@ struct webhook_receiver::impl {
       }
       auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
       res->set(http::field::content_type, "application/json");
-      res->body() = R"({"received":true})";
+      if (req->method() != http::verb::head) res->body() = R"({"received":true})";  // a HEAD's answer has no body
       res->keep_alive(req->keep_alive());
       res->prepare_payload();
       http::async_write(*socket, *res, [this, socket, res](beast::error_code ec, std::size_t) {
@@ -169,6 +170,13 @@ void webhook_receiver::script(std::vector<int> statuses) {
 std::vector<webhook_receiver::request> webhook_receiver::requests() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->seen;
+}
+
+std::vector<webhook_receiver::request> webhook_receiver::requests(const std::string& method) const {
+  std::vector<request> of_method;
+  for (auto& r : requests())
+    if (r.method == method) of_method.push_back(std::move(r));
+  return of_method;
 }
 
 std::size_t webhook_receiver::count() const {

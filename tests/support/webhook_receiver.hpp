@@ -26,6 +26,7 @@ std::int64_t unix_now();
 class webhook_receiver {
  public:
   struct request {
+    std::string method;  // "POST", or "HEAD" for the plugin's outage probe
     std::string target;
     std::string body;
     std::map<std::string, std::string> headers;  // lowercase names
@@ -51,6 +52,8 @@ class webhook_receiver {
   void script(std::vector<int> statuses);
   std::vector<request> requests() const;
   std::size_t count() const;
+  // The requests of one method only, in order.
+  std::vector<request> requests(const std::string& method) const;
 
  private:
   struct impl;
