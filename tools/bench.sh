@@ -75,7 +75,7 @@ fi
 
 # ---- servers: xconnd on a fresh store, the ceiling with as many I/O threads ----
 # One I/O thread and one plugin thread per core: echo never blocks, and a pool larger than the machine only adds
-# hand-offs (the default pool of 4 costs invoke about 15 % on 2 cores; bench.md).
+# hand-offs (the default pool of 4 costs invoke about 15 % on 2 cores; docs/bench.md).
 io_threads=$(nproc)
 cat > "$work/xconnd.yaml" << YAML
 server:

@@ -1,6 +1,7 @@
-// Every HTTP route of the host in one table, in the order a request is matched against it (protocol.md §1, §5,
-// §6): the first row whose match accepts the request's header serves it. A row says how the session reads the
-// body (upgrade to the data plane, stream an upload, or read it whole), who may call it and with which method.
+// Every HTTP route of the host in one table, in the order a request is matched against it (docs/protocol.md "One
+// server, many connectors", "Files", §6): the first row whose match accepts the request's header serves it. A row says
+// how the session reads the body (upgrade to the data plane, stream an upload, or read it whole), who may call it and
+// with which method.
 #pragma once
 
 #include "core/context/server_context.hpp"

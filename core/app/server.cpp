@@ -252,7 +252,7 @@ channel_service::dropped_fn server::impl::channels_dropped() {
   return [this](const std::vector<std::string>& ids) {
     inbound->drop_channels(ids);
     outbound->drop_channels(ids);
-    files->drop_channels(ids);  // a file_ref is bound to its channel (protocol.md §5)
+    files->drop_channels(ids);  // a file_ref is bound to its channel (docs/protocol.md "Files")
   };
 }
 
@@ -263,7 +263,7 @@ file_lookup server::impl::message_files() {
             return f ? std::optional(f->item()) : std::nullopt;
           },
           [this](std::string_view plugin_id, std::string_view file_ref) {
-            // Signed when the message carrying it is sent (protocol.md §5).
+            // Signed when the message carrying it is sent (docs/protocol.md "Files").
             return links->url(base_url, plugin_id, file_ref, files->now() / 1000 + files->settings().url_ttl_s);
           },
           [this](std::string_view plugin_id, std::string_view channel_id, std::string_view file_ref) {

@@ -1,4 +1,4 @@
-// The system API keys xAgent presents as `Authorization: Bearer <key>` (spec §3, protocol.md §1).
+// The system API keys xAgent presents as `Authorization: Bearer <key>` (spec §3, docs/protocol.md "Keys").
 #pragma once
 
 #include <boost/system/result.hpp>

@@ -1,4 +1,5 @@
-// Every user-level channel of the server and every auth flow run on them (spec §8.3-8.14, protocol.md §3).
+// Every user-level channel of the server and every auth flow run on them (spec §8.3-8.14, docs/protocol.md "Channels",
+// "Auth flows").
 //
 // Pure state, no I/O and no locking: the channel service owns one behind its mutex, persists what this
 // reports, and injects the clock, so expiry is testable without waiting.
@@ -62,7 +63,7 @@ struct auth_run {
   std::chrono::steady_clock::time_point last_used;
 };
 
-// Why a packet cannot use a channel (protocol.md §2), in the order they are checked.
+// Why a packet cannot use a channel (docs/protocol.md "Data plane"), in the order they are checked.
 enum class route_check { ok, id_required, not_found, other_plugin, not_open };
 std::string_view error_code_for(route_check r);
 

@@ -1,5 +1,5 @@
-// connector_id offline leases (seed 000 "Connector Server offline lease", spec §8.2, protocol.md §2): an id
-// lives while a hello-completed socket holds it; when the last one closes, its lease runs; a hello with the id
+// connector_id offline leases (seed 000 "Connector Server offline lease", spec §8.2, docs/protocol.md "Data plane"): an
+// id lives while a hello-completed socket holds it; when the last one closes, its lease runs; a hello with the id
 // cancels it; when it runs out, the id and everything it owns are deregistered.
 //
 // Pure state on an injected clock (unix ms passed in): the lease service keeps one behind its mutex, persists

@@ -1,5 +1,5 @@
 // Shared provider consumers, the third owner of the offline lease (spec "Connector Server Offline Lease";
-// plugin-contract.md "Shared consumers"): one target consumer (a bot token's poller, an app's event stream)
+// docs/plugin-contract.md "Shared consumers"): one target consumer (a bot token's poller, an app's event stream)
 // serves every channel signed in with that credential. This registry counts, per plugin, which channels hold
 // which consumer_key, keeps each reference in LMDB so the counts survive a restart, and says when the last
 // reference of a key went, so that the caller tells the plugin to stop that consumer exactly once.

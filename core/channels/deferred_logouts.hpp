@@ -1,5 +1,5 @@
 // Sign-outs owed to a plugin that was not loaded when its channels were force-deregistered
-// (plugin-contract.md "When a plugin is gone"): kept in LMDB and run through its logout when it is loaded again.
+// (docs/plugin-contract.md "When a plugin is gone"): kept in LMDB and run through its logout when it is loaded again.
 #pragma once
 
 #include "core/plugin_host/connector.hpp"

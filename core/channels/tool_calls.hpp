@@ -1,4 +1,4 @@
-// Idempotency of side-effect tools (spec §8.19, protocol.md §3): the first call with a key runs; its ack is
+// Idempotency of side-effect tools (spec §8.19, docs/protocol.md "Tools"): the first call with a key runs; its ack is
 // committed to LMDB before anyone sees it; a repeat within the window gets that ack again without running the
 // tool, across restarts; a repeat while the first still runs waits for it.
 #pragma once

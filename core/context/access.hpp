@@ -1,4 +1,4 @@
-// Who may call the host's HTTP routes: a caller with a system API key (spec §3, protocol.md §1).
+// Who may call the host's HTTP routes: a caller with a system API key (spec §3, docs/protocol.md "Keys").
 #pragma once
 
 #include "core/context/server_context.hpp"

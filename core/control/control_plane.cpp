@@ -35,7 +35,7 @@ http_response text_response(const http_request& req, std::string_view content_ty
   return res;
 }
 
-// The latest reload of a plugin (protocol.md §7), or null before any.
+// The latest reload of a plugin (docs/protocol.md "Hot reload"), or null before any.
 json::value reload_json(const connector& c) {
   auto r = c.last_reload();
   if (!r) return nullptr;

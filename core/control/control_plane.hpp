@@ -1,4 +1,4 @@
-// The control plane (spec §4, protocol.md §1 and §6): card, skill, capability and health under each plugin's
+// The control plane (spec §4, docs/protocol.md "Health"): card, skill, capability and health under each plugin's
 // base path, and xconn's own GET /connectors and POST {base}/reload. Each page answers one request at once; the
 // route table (app/http_routes.cpp) checks the key and the method before calling it.
 #pragma once

@@ -1,4 +1,4 @@
-// GET {base}/events?after=SEQ&limit=N[&wait=S] (protocol.md §1): a page of the plugin's AIOS events, oldest
+// GET {base}/events?after=SEQ&limit=N[&wait=S] (docs/protocol.md "Events"): a page of the plugin's AIOS events, oldest
 // first; with wait, held until an event past after exists or S seconds pass. The route table checks the key.
 #pragma once
 

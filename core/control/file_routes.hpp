@@ -1,5 +1,5 @@
-// The transfer plane's HTTP answers (spec §5, protocol.md §5): downloads (with the key or a signed URL, Range,
-// ETag, Content-Disposition), deletes, and the checks an upload passes before its body is read.
+// The transfer plane's HTTP answers (spec §5, docs/protocol.md "Files"): downloads (with the key or a signed URL,
+// Range, ETag, Content-Disposition), deletes, and the checks an upload passes before its body is read.
 #pragma once
 
 #include "core/files/file_body.hpp"

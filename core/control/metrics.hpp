@@ -1,5 +1,5 @@
-// GET /metrics (protocol.md §1): the server's counters in the Prometheus text format, and the same counters as
-// the `inbound` / `outbound` objects of {base}/health.
+// GET /metrics (docs/protocol.md "Metrics"): the server's counters in the Prometheus text format, and the same counters
+// as the `inbound` / `outbound` objects of {base}/health.
 #pragma once
 
 #include "core/messaging/inbound_service.hpp"

@@ -1,4 +1,4 @@
-// HTTP routes a plugin declares under its base path (plugin-contract.md "Context", plugin.h on_http): webhooks
+// HTTP routes a plugin declares under its base path (docs/plugin-contract.md "Routes", plugin.h on_http): webhooks
 // from targets and admin helpers such as echo's /inject. The host checks method and key; the plugin answers.
 #pragma once
 

@@ -1,5 +1,5 @@
-// The IM v2 packets of the data plane (profiles/xagent_im_v2.md §5-8, protocol.md §4): finals and deltas from
-// xAgent to the plugin, acks of inbound messages, and activity.
+// The IM v2 packets of the data plane (IM v2 §5-8, docs/protocol.md "Inbound messages", "Outbound messages"): finals
+// and deltas from xAgent to the plugin, acks of inbound messages, and activity.
 #include "core/dataplane/ws_session.hpp"
 
 #include "core/channels/channel_service.hpp"

@@ -1,5 +1,5 @@
-// The user-level packets of the data plane (spec §8.3-8.19, protocol.md §2-3; decisions in docs/protocol.md):
-// channels, auth flows, descriptors and tool invocation.
+// The user-level packets of the data plane (spec §8.3-8.19, docs/protocol.md "Data plane", "Channels"; decisions in
+// docs/protocol.md): channels, auth flows, descriptors and tool invocation.
 #include "core/dataplane/ws_session.hpp"
 
 #include "core/dataplane/call_answers.hpp"

@@ -1,4 +1,4 @@
-// One data-plane WebSocket (spec §6-8, protocol.md §2): reads packets on its strand, answers in order of
+// One data-plane WebSocket (spec §6-8, docs/protocol.md "Data plane"): reads packets on its strand, answers in order of
 // completion, keeps its heartbeat, and closes with the codes the protocol names.
 #pragma once
 
@@ -88,7 +88,8 @@ class ws_session : public std::enable_shared_from_this<ws_session>, public chann
   struct packet_handler;
   static const packet_handler* handler_for(std::string_view type);
   bool im_v2_negotiated() const;
-  // The routing checks of protocol.md §2 for a packet naming a channel; answers the error and returns false.
+  // The routing checks of docs/protocol.md "Data plane" for a packet naming a channel; answers the error and returns
+  // false.
   bool check_route(const packet_view& p, channel& c);
   packet_handler_fn on_ping, on_pong, on_hello, on_error;                   // ws_session.cpp
   packet_handler_fn on_channel_open, on_channel_close, on_descriptor_get;  // ws_requests.cpp

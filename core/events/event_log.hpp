@@ -1,4 +1,4 @@
-// The AIOS events of every plugin (protocol.md §1, docs/protocol.md "Events"): channel status changes, plugin
+// The AIOS events of every plugin (, docs/protocol.md "Events"): channel status changes, plugin
 // faults and loads, and one metadata record per message and attachment. The last kept_per_plugin of each plugin
 // stay in memory for GET {base}/events; nothing of a message's content is ever in one.
 //

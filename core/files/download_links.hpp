@@ -1,4 +1,4 @@
-// Signed download URLs (protocol.md §5): xAgent fetches a file item's download_url without any header, so the
+// Signed download URLs (docs/protocol.md "Files"): xAgent fetches a file item's download_url without any header, so the
 // URL itself carries the permission: HMAC-SHA256 over plugin, file_ref and expiry with a server secret that is
 // kept in the store (so links survive a restart) and never leaves the process.
 #pragma once

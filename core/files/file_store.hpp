@@ -1,4 +1,4 @@
-// The transfer plane's file store (protocol.md §5): files live in LMDB as a record plus fixed-size chunks, so
+// The transfer plane's file store (docs/protocol.md "Files"): files live in LMDB as a record plus fixed-size chunks, so
 // no file is ever whole in memory. Uploads (HTTP or a plugin) write chunk by chunk through the store's writer
 // with a bounded backlog; downloads read chunk by chunk. Files expire after files.ttl_s; the collector and
 // deletes erase them in small batches so no other writer waits behind a large file.

@@ -1,4 +1,4 @@
-// A route whose socket bounds what waits to be written (server.max_outbox_bytes, protocol.md "Limits"). Deliveries
+// A route whose socket bounds what waits to be written (server.max_outbox_bytes, docs/protocol.md "Limits"). Deliveries
 // go through it so that a peer that does not read holds them in the store, not in the socket's memory.
 #pragma once
 

@@ -1,4 +1,5 @@
-// The outbound chat.message.delta state of one channel (spec xagent_im_v2 §6, §9; protocol.md §4 "Outbound").
+// The outbound chat.message.delta state of one channel (spec xagent_im_v2 §6, §9; docs/protocol.md "Outbound
+// messages").
 //
 // Pure state, no I/O and no locking: the owner of the channel keeps one behind its own lock and injects the clock
 // as unix ms, so ordering, expiry and eviction are testable without waiting. Bounded in both directions: at most

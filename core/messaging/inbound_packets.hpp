@@ -1,5 +1,5 @@
-// How an inbound message looks on the wire (protocol.md §4): chat.message for a socket that negotiated
-// xagent.im.v2, message.push with IM v1 §5's fields for one that negotiated only xagent.im.v1.
+// How an inbound message looks on the wire (docs/protocol.md "Inbound messages"): chat.message for a socket that
+// negotiated xagent.im.v2, message.push with IM v1 §5's fields for one that negotiated only xagent.im.v1.
 #pragma once
 
 #include "core/messaging/inbox.hpp"

@@ -1,7 +1,7 @@
-// Inbound messages of the whole server (protocol.md §4): a plugin's emit is checked, committed to the channel's
-// queue in LMDB (`inbound`, plus the msg_id window in `inbound_ids`) before the plugin hears "ok", delivered in
-// order to the channel's route as chat.message (IM v2) or message.push (IM v1), redelivered with backoff until
-// xAgent acknowledges it, and erased once acknowledged, expired or evicted: no transcript stays behind.
+// Inbound messages of the whole server (docs/protocol.md "Inbound messages"): a plugin's emit is checked, committed to
+// the channel's queue in LMDB (`inbound`, plus the msg_id window in `inbound_ids`) before the plugin hears "ok",
+// delivered in order to the channel's route as chat.message (IM v2) or message.push (IM v1), redelivered with backoff
+// until xAgent acknowledges it, and erased once acknowledged, expired or evicted: no transcript stays behind.
 //
 // Emits come from plugin threads, acks from I/O threads, commits from the store's writer. The channels are
 // spread over shards by id, each with its own mutex (one mutex for all was the most contended lock under inbound

@@ -1,5 +1,5 @@
-// The inbound queue of one channel (IM v2 §7 and §9, IM v1 §7, protocol.md §4): messages the plugin emitted,
-// in order, until xAgent acknowledges them, they expire, or the cap evicts them.
+// The inbound queue of one channel (IM v2 §7 and §9, IM v1 §7, docs/protocol.md "Inbound messages"): messages the
+// plugin emitted, in order, until xAgent acknowledges them, they expire, or the cap evicts them.
 //
 // Pure state on an injected clock (unix ms passed in), no I/O and no locking: the inbound service owns one per
 // channel behind its mutex, persists what this reports, and sends what it hands out.

@@ -210,7 +210,7 @@ void outbound_service::send_final(connector& conn, final_message m, std::functio
   if (!claim_send(conn, m, key, hash, conversation, t, done)) return;
   *attached = attachments_of(m.files);  // now described by the store
 
-  // Signed now, for the plugin to hand on (a webhook's receiver fetches it; protocol.md §5).
+  // Signed now, for the plugin to hand on (a webhook's receiver fetches it; docs/protocol.md "Files").
   if (files_.download_url)
     for (auto& f : m.files) {
       auto& item = f.as_object();

@@ -1,5 +1,5 @@
-// Assistant output from xAgent to the plugin (IM v2 §5, §6, §8; protocol.md §4 "Outbound"): deltas go live to
-// a plugin that edits and are buffered otherwise; each final calls the plugin's send once per message_id, and
+// Assistant output from xAgent to the plugin (IM v2 §5, §6, §8; docs/protocol.md "Outbound messages"): deltas go live
+// to a plugin that edits and are buffered otherwise; each final calls the plugin's send once per message_id, and
 // its outcome is kept (a sha256 of the content, never the text) in LMDB `outbound_done` so a repeat is
 // answered `duplicate` or `message_id_conflict` across restarts; chat.activity becomes typing with a local
 // timeout.

@@ -1,5 +1,5 @@
 // What one data-plane socket has queued for its peer, against server.max_outbox_bytes, and whether deliveries to it
-// are held: from the moment the budget is reached until the queue drains below a quarter of it (protocol.md
+// are held: from the moment the budget is reached until the queue drains below a quarter of it (docs/protocol.md
 // "Limits"). Thread-safe: frames are counted in from any thread, out on the socket's strand.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Seed 002's chat limits for the outbound finals of one plugin: chat.max_length (in the unit the plugin declares,
-// chat.length_unit) and chat.max_per_minute (protocol.md §4 "Outbound": message_too_long, rate_limited).
+// chat.length_unit) and chat.max_per_minute (docs/protocol.md "Outbound messages": message_too_long, rate_limited).
 //
 // Pure state, no I/O and no locking: the owner keeps one per plugin behind its own lock and injects the clock as
 // unix ms, so the window is testable without waiting.

@@ -9,7 +9,7 @@ namespace xconn {
 
 namespace {
 
-// A held call that cannot wait longer is answered as the plugin failing it, retryable (protocol.md §7).
+// A held call that cannot wait longer is answered as the plugin failing it, retryable (docs/protocol.md "Hot reload").
 call_result not_run(const std::string& what, std::string_view why, std::string_view code) {
   call_result r;
   r.code = !code.empty() ? std::string(code) : what == "tool" ? "tool_invoke_failed" : what + "_failed";
@@ -116,7 +116,7 @@ void connector::invoke_tool(std::string channel_id, std::string tool_id, std::st
   call_async("tool", std::move(fn), on, timeout, std::move(done));
 }
 
-// The one exception to "no plugin code on an I/O thread" (architecture.md): a tool its plugin declares
+// The one exception to "no plugin code on an I/O thread" (docs/architecture.md): a tool its plugin declares
 // non_blocking, timed here. A call past the budget is still answered; a tool whose calls overrun this many times
 // in a row runs on the pool from then on (one overrun alone is a cold first call or a preempted thread).
 constexpr int overruns_to_move = 3;

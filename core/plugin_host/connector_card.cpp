@@ -225,7 +225,7 @@ check check_security(json::object& card) {
     return std::string("security.trust_level: unknown value");
   if (s.contains("data_classes"))
     if (auto r = string_array(s.if_contains("data_classes"), "security.data_classes", false, true); !r) return r;
-  s["api_key_required"] = true;  // the host always has a key (protocol.md §1)
+  s["api_key_required"] = true;  // the host always has a key (docs/protocol.md "One server, many connectors")
   return {};
 }
 

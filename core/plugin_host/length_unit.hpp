@@ -1,4 +1,4 @@
-// The unit a plugin's chat.max_length counts in (plugin-api.md, "chat"): the one its target really limits, so the
+// The unit a plugin's chat.max_length counts in (docs/plugin-api.md, "chat"): the one its target really limits, so the
 // host checks, and the served skill states, the same bound the plugin splits or refuses at.
 #pragma once
 

@@ -1,4 +1,4 @@
-// connector.hello negotiation (spec §8.1-8.2, §12; protocol.md §2): pure rules, no I/O.
+// connector.hello negotiation (spec §8.1-8.2, §12; docs/protocol.md "Data plane"): pure rules, no I/O.
 #pragma once
 
 #include <optional>

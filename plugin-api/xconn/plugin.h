@@ -169,7 +169,7 @@ typedef struct xconn_host_api {
   int (*xconn_host_consumer_acquire)(void* host_ctx, xconn_str connector_channel_id, xconn_str consumer_key);
   void (*xconn_host_consumer_release)(void* host_ctx, xconn_str connector_channel_id, xconn_str consumer_key);
 
-  /* Since 1.2. The host's file store (protocol.md §5): an inbound attachment, fetched from the target at once
+  /* Since 1.2. The host's file store (docs/protocol.md "Files"): an inbound attachment, fetched from the target at once
    * (its CDN links expire), is streamed in with begin / write... / end and then emitted as {"files":
    * [{"file_ref"}]}; the host gives xAgent a signed download_url. The file is bound to the channel and expires
    * after files.ttl_s. begin returns NULL when the channel is not one of this plugin's. write returns 0, or -1

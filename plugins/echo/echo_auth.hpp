@@ -1,5 +1,5 @@
 // Echo's two sign-in flows as a state machine over an injected clock and randomness, with no I/O, so every
-// step (QR expiry to the millisecond included) is unit-tested (plugin-contract.md, "The reference plugin echo").
+// step (QR expiry to the millisecond included) is unit-tested (docs/plugin-contract.md, "The reference plugin echo").
 // Thread-safe: calls for different channels run concurrently on the host's plugin pool.
 #pragma once
 

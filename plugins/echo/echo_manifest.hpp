@@ -1,4 +1,4 @@
-// The static declaration of echo (plugin-contract.md, "Identity and declaration"), assembled once at load.
+// The static declaration of echo (docs/plugin-contract.md, "Identity and declaration"), assembled once at load.
 #pragma once
 
 #include "echo_skill.hpp"

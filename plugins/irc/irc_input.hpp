@@ -1,4 +1,4 @@
-// The irc_login form as the plugin reads it (adapters page "irc"): every field checked, a refusal naming the field
+// The irc_login form as the plugin reads it (docs/adapters.md "irc"): every field checked, a refusal naming the field
 // and never its value.
 #pragma once
 

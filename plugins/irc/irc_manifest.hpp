@@ -1,4 +1,4 @@
-// The irc plugin's manifest (adapters page "irc"): card im.irc, the irc_login form, two tools, its skill, and
+// The irc plugin's manifest (docs/adapters.md "irc"): card im.irc, the irc_login form, two tools, its skill, and
 // delivery flags: IRC splits (can_split) and cannot edit or show typing.
 //
 // chat states IRC's real limits: each message (one PRIVMSG body) is at most irc_text's max_body_bytes, counted in

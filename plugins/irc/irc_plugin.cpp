@@ -1,4 +1,4 @@
-// The irc plugin (adapters page "irc"): a channel is an IRC channel or a nick reached through one connection per
+// The irc plugin (docs/adapters.md "irc"): a channel is an IRC channel or a nick reached through one connection per
 // (server, nick, password), a host shared consumer held by every channel bound through it. All IRC work runs on the
 // plugin's own event loop (one thread); the host's calls hand their work to it and never wait for it there.
 #include "irc_config.hpp"

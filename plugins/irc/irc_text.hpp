@@ -1,4 +1,4 @@
-// A final's text as PRIVMSG bodies (adapters page "irc"): split at newlines (blank lines dropped), then so that each
+// A final's text as PRIVMSG bodies (docs/adapters.md "irc"): split at newlines (blank lines dropped), then so that each
 // body is at most max_bytes, on UTF-8 boundaries, preferring to break at a space (that one space is dropped: the
 // bodies of one line joined with a space give the line back). CR and NUL, which a line cannot carry, are dropped.
 #pragma once

@@ -1,4 +1,4 @@
-// A plugin's config section {"auth","config","route","policy"} walked key by key (plugin-contract.md): on_key gets
+// A plugin's config section {"auth","config","route","policy"} walked key by key (docs/plugin-contract.md): on_key gets
 // "group.key" and the value and answers nullopt for a key it does not know, "" when the value is good, else why
 // not. The first refusal is returned as "group.key: why"; a message names the key, never a value.
 #pragma once

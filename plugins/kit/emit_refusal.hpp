@@ -1,7 +1,7 @@
-// What an adapter does with the host's refusal of an emit (plugin-api.md "Refused emits"). invalid_message (a field
-// over its bound, a control character, a file that is not the channel's) and channel_not_found are final: the same
-// message gets the same answer every time, so retrying it would stop the adapter's cursor for good. The adapter logs
-// it (code and field, never the text) and moves on; the host has already recorded an `error` event. Anything else
+// What an adapter does with the host's refusal of an emit (docs/plugin-api.md "Refused emits"). invalid_message (a
+// field over its bound, a control character, a file that is not the channel's) and channel_not_found are final: the
+// same message gets the same answer every time, so retrying it would stop the adapter's cursor for good. The adapter
+// logs it (code and field, never the text) and moves on; the host has already recorded an `error` event. Anything else
 // (store_failed, a cursor op the store refused) may pass later: that alone is retried.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Text a plugin takes from its target, made fit for an emit's bounded fields: the host refuses a whole message
 // whose sender_name (or another short field) is over 256 bytes or carries a control character, so a long display
-// name must be cut here, between code points, rather than cost the message (plugin-api.md "Refused emits").
+// name must be cut here, between code points, rather than cost the message (docs/plugin-api.md "Refused emits").
 #pragma once
 
 #include <cstddef>

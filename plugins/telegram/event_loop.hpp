@@ -2,7 +2,7 @@
 // A handler left queued at stop (a coroutine waiting for its turn, or a pending read or timer with the frame that
 // awaits it) holds the host's call that coroutine answers. Never run nor destroyed, that call would keep the
 // plugin's generation, and with it this instance, its thread and its library, alive for good (a cycle). Dropped,
-// each frame goes, and its completion answers the call plugin_dropped_call (retryable): the plugin-api.md rule
+// each frame goes, and its completion answers the call plugin_dropped_call (retryable): the docs/plugin-api.md rule
 // that stop answers or drops every call in flight.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The telegram plugin's manifest: the official Telegram connector's card surface (flow, fields and tool ids) on
-// Protocol 3.0 (adapters page "telegram"), its skill, its chat and delivery flags.
+// Protocol 3.0 (docs/adapters.md "telegram"), its skill, its chat and delivery flags.
 //
 // One length, Telegram's own: 4,096 UTF-16 code units a message (an emoji outside the BMP counts as two). The
 // manifest declares it (chat.max_length 4096 in chat.length_unit utf16_units), so the host's sentence in the served

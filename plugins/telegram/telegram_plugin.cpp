@@ -1,4 +1,4 @@
-// The telegram plugin (adapters page "telegram"): a bot bound to a chat per channel, one getUpdates long poll per
+// The telegram plugin (docs/adapters.md "telegram"): a bot bound to a chat per channel, one getUpdates long poll per
 // bot token shared by its channels (a host shared consumer), the update offset committed with the messages it
 // produced (emit_with), the token sealed by the host and handed back at restore. Every Bot API call runs on the
 // plugin's own event loop (one thread), never on a host thread.
@@ -251,7 +251,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   }
 
   // Every Bot API call goes through here: a 429 holds every later call for that token until retry_after has passed
-  // (adapters page), and a call made meanwhile waits first.
+  // (docs/adapters.md), and a call made meanwhile waits first.
   awaitable<void> wait_for_hold(const std::string& token) {
     for (;;) {
       std::chrono::steady_clock::time_point until;
@@ -809,7 +809,8 @@ class telegram_plugin final : public xconn::sdk::plugin {
           bytes = co_await fetch_media(p->token, *file);
           if (!bytes) host_.log(XCONN_LOG_WARN, "telegram: a message's file could not be fetched; sent without it");
         }
-        // A reply's quoted message goes first, as context of the reply (the host places it, protocol.md §4).
+        // A reply's quoted message goes first, as context of the reply (the host places it, docs/protocol.md "Inbound
+        // messages", "Outbound messages").
         auto quoted = quoted_context(m->as_object());
         for (const auto& channel : targets) {
           if (quoted) emits.push_back({channel, json::serialize(*quoted), first, true});

@@ -1,4 +1,4 @@
-// Text rules of the Telegram target (adapters page "telegram"): message parts of at most 4,096 UTF-16 code units,
+// Text rules of the Telegram target (docs/adapters.md "telegram"): message parts of at most 4,096 UTF-16 code units,
 // the masked chat id of an account hint, a sender's display name.
 #pragma once
 

@@ -11,7 +11,7 @@
 
 namespace webhook {
 
-// The host reads at most 1 MiB of a request to a plugin route (protocol.md "Plugin routes") and answers 413 itself
+// The host reads at most 1 MiB of a request to a plugin route (docs/protocol.md "Plugin routes") and answers 413 itself
 // above it; a larger policy.max_body_bytes could never be honoured, so it is refused.
 inline constexpr std::int64_t host_body_cap = 1 << 20;
 

@@ -1,4 +1,4 @@
-// An inbound POST's body (adapters page "webhook"): the emit fields {"text", "sender_id", "sender_name", "msg_id",
+// An inbound POST's body (docs/adapters.md "webhook"): the emit fields {"text", "sender_id", "sender_name", "msg_id",
 // "channel_key", "at", "trigger", "context_text"} as one JSON object, read into the emit the host gets. A bad body
 // is refused naming its field; the host checks the values' finer rules (lengths, the channel_key shape) the same way.
 #pragma once

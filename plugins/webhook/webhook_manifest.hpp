@@ -1,4 +1,4 @@
-// The webhook plugin's manifest (adapters page "webhook"): card im.webhook, the webhook_binding form flow, the
+// The webhook plugin's manifest (docs/adapters.md "webhook"): card im.webhook, the webhook_binding form flow, the
 // webhook_post tool, its skill, and the one public route a sender POSTs to.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The webhook plugin (adapters page "webhook"): a channel is bound to a receiver URL and a shared secret. Senders
+// The webhook plugin (docs/adapters.md "webhook"): a channel is bound to a receiver URL and a shared secret. Senders
 // POST signed JSON to {base}/in/{channel} (a public route this plugin authenticates); each becomes one inbound
 // message, answered 202 only once it is durable, with a repeat of its msg_id answered by the first message_id.
 // Finals go out as signed POSTs to the receiver, retried with backoff within the send budget. The secret is sealed
@@ -293,7 +293,7 @@ class webhook_plugin final : public xconn::sdk::plugin {
       return call->ok(http_answer(400, error_body("invalid_body", bad->message, bad->field)));
     }
     // A replay of a msg_id is the host's to recognise: it answers it with the first message's id, never before
-    // that message is durable (plugin-api.md, the emit).
+    // that message is durable (docs/plugin-api.md, the emit).
     emit_message(channel, json::serialize(std::get<json::object>(std::move(read))), std::move(call));
   }
 

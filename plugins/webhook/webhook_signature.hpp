@@ -1,4 +1,4 @@
-// The signature both directions carry (adapters page "webhook"): X-Xconn-Signature: t=<unix seconds>,v1=<hex
+// The signature both directions carry (docs/adapters.md "webhook"): X-Xconn-Signature: t=<unix seconds>,v1=<hex
 // HMAC-SHA256(secret, "<t>.<raw body>")>, accepted within 300 s either side of now, compared in constant time.
 #pragma once
 

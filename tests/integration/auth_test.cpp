@@ -1,5 +1,5 @@
-// Auth flows on the real server with echo's echo_token and echo_qr_login (spec §8.7-8.14; protocol.md §3;
-// docs/protocol.md "Auth flows"; plugin-contract.md "The reference plugin echo").
+// Auth flows on the real server with echo's echo_token and echo_qr_login (spec §8.7-8.14;
+// docs/protocol.md "Auth flows"; docs/plugin-contract.md "The reference plugin echo").
 
 #include "support/data_plane.hpp"
 #include "support/log_capture.hpp"

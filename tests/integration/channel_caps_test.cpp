@@ -1,4 +1,4 @@
-// Caps on temporary channels (protocol.md "Limits"): channel.open past leases.max_temporary_per_connector_id or
+// Caps on temporary channels (docs/protocol.md "Limits"): channel.open past leases.max_temporary_per_connector_id or
 // leases.max_temporary_per_connector answers capacity_exceeded and creates nothing; signed-in channels never count.
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"

@@ -1,6 +1,6 @@
 // Channels on the real server with a real WebSocket client: open, reopen, close, the routing checks and the
-// lease of temporary channels (spec §8.3-8.6, §9; protocol.md §2-3; docs/protocol.md "Channels", "Connection
-// descriptors").
+// lease of temporary channels (spec §8.3-8.6, §9; docs/protocol.md "Data plane", "Channels"; docs/protocol.md
+// "Channels", "Connection descriptors").
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"

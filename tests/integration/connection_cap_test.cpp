@@ -1,4 +1,4 @@
-// server.max_connections (protocol.md "Limits"): connections past the cap are closed as soon as they are accepted,
+// server.max_connections (docs/protocol.md "Limits"): connections past the cap are closed as soon as they are accepted,
 // reported once per 10 s; a WebSocket keeps the slot of the HTTP connection it came from, and a closed connection
 // gives its slot back.
 #include "support/data_plane.hpp"

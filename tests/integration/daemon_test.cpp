@@ -104,7 +104,7 @@ TEST(daemon, sighup_reloads_a_replaced_plugin_and_keeps_the_socket) {
   EXPECT_EQ(d.wait_exit(), 0) << d.console();
 }
 
-// plugin-contract.md "When a plugin is gone": a lease that runs out while the plugin is removed deregisters its
+// docs/plugin-contract.md "When a plugin is gone": a lease that runs out while the plugin is removed deregisters its
 // channels at once, and the plugin signs them out when it is back.
 TEST(daemon, a_plugin_back_from_removal_signs_out_the_channels_deregistered_meanwhile) {
   temp_dir dir;

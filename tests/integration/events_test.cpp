@@ -1,4 +1,4 @@
-// AIOS events on the real server (protocol.md §1, docs/protocol.md "Events"): GET {base}/events pages, the long
+// AIOS events on the real server (, docs/protocol.md "Events"): GET {base}/events pages, the long
 // poll, each kind of record at its moment, metadata only (a planted text never appears), seq past a restart, and
 // the parameters' errors.
 #include "support/data_plane.hpp"

@@ -1,6 +1,6 @@
 // The real xconnd and the transfer plane: an uploaded file survives a kill -9, the signature of a download URL
 // never reaches the log, and a 100 MiB upload streams through without the daemon holding it (its memory and
-// speed are printed beside this machine's ceilings) (protocol.md §1, §5).
+// speed are printed beside this machine's ceilings) (docs/protocol.md "One server, many connectors", "Files").
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/files_helpers.hpp"

@@ -1,6 +1,6 @@
 // Downloads on the real server (GET/HEAD {echo_base}/files/refs/{ref} with the key): the bytes and every header,
 // non-ASCII filenames, a 3 MiB round trip, the channel binding, hostile refs, ranges, HEAD and If-None-Match
-// (spec xagent_connector_protocol.md §5; protocol.md §5; RFC 9110 §13, §14).
+// (spec §5; docs/protocol.md "Files"; RFC 9110 §13, §14).
 #include "support/data_plane.hpp"
 #include "support/files_fixture.hpp"
 #include "support/files_helpers.hpp"

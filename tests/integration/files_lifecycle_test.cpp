@@ -1,5 +1,5 @@
 // A stored file's life on the real server: files.ttl_s expiry (404 for the key, the signed URL and an outbound
-// final), DELETE with the key, and a server restart on the same store (protocol.md §5).
+// final), DELETE with the key, and a server restart on the same store (docs/protocol.md "Files").
 #include "support/data_plane.hpp"
 #include "support/files_fixture.hpp"
 #include "support/files_helpers.hpp"

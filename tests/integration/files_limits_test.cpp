@@ -1,6 +1,6 @@
 // files.max_bytes on the real server: a Content-Length past the allowance is refused before any body byte, a file
 // of exactly max_bytes is accepted, one byte over is 413, and a chunked upload is streamed and cut off at the limit
-// (protocol.md §5).
+// (docs/protocol.md "Files").
 #include "support/data_plane.hpp"
 #include "support/files_fixture.hpp"
 #include "support/files_helpers.hpp"

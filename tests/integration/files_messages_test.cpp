@@ -1,6 +1,6 @@
 // Files riding on messages on the real server: an injected attachment arrives in chat.message (IM v2) or
 // message.push (IM v1) with a signed download_url, never as bytes; an outbound final may name an upload of its own
-// channel only (profiles/xagent_im_v2.md §5; xagent_im_v1.md §5, §9; protocol.md §4).
+// channel only (IM v2 §5; IM v1 §5, §9; docs/protocol.md "Inbound messages", "Outbound messages").
 #include "support/data_plane.hpp"
 #include "support/files_fixture.hpp"
 #include "support/files_helpers.hpp"

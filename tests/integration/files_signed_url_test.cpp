@@ -1,5 +1,5 @@
 // Signed download URLs on the real server: they work without the key and only untouched (sig, exp, path), and
-// turn 403 once their exp passes (spec xagent_connector_protocol.md §5; protocol.md §5).
+// turn 403 once their exp passes (spec §5; docs/protocol.md "Files").
 #include "support/data_plane.hpp"
 #include "support/files_fixture.hpp"
 #include "support/files_helpers.hpp"

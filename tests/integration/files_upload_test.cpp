@@ -1,7 +1,7 @@
 // Uploads on the real server over loopback HTTP (POST {echo_base}/files/uploads): who may upload, what a
 // multipart/form-data body must be, the 201 answer and its fields, file and MIME types, filenames reduced to a safe
-// last component, Expect: 100-continue, and data that looks like a boundary (spec xagent_connector_protocol.md §3,
-// §5; protocol.md §5).
+// last component, Expect: 100-continue, and data that looks like a boundary (spec §3,
+// §5; docs/protocol.md "Files").
 #include "support/data_plane.hpp"
 #include "support/files_fixture.hpp"
 #include "support/files_helpers.hpp"

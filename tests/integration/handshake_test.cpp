@@ -1,4 +1,5 @@
-// The data-plane handshake on the real server with a real WebSocket client (spec §6-8.2, protocol.md §2).
+// The data-plane handshake on the real server with a real WebSocket client (spec §6-8.2, docs/protocol.md "Data
+// plane").
 #include "core/dataplane/ws_session.hpp"
 
 #include "support/server_fixture.hpp"

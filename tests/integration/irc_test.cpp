@@ -1,4 +1,4 @@
-// The irc plugin (adapters page "irc") on the real server against Debian's ngircd, started here on a loopback port:
+// The irc plugin (docs/adapters.md "irc") on the real server against Debian's ngircd, started here on a loopback port:
 // sign-in and its refusals, messages both ways (split and paced), NAMES, one connection for several targets, a
 // server killed and started again, a restart of xconn, and the server password nowhere but the sealed store.
 #include "core/base/crypto.hpp"
@@ -544,9 +544,9 @@ TEST(irc_hostile, a_server_sending_garbage_neither_crashes_nor_corrupts_and_an_e
   EXPECT_EQ(text_of(payload_of(*m), "text"), "after the reconnect");
 }
 
-// Lines the host would refuse (plugin-api.md "Refused emits"): a msgid tag past 256 bytes is left out and a nick past
-// 256 bytes is cut in sender_name, so those lines arrive; an account tag past 256 bytes (the sender's id, which the
-// plugin must not shorten) is refused by the host: dropped with one error event and a log line without its text,
+// Lines the host would refuse (docs/plugin-api.md "Refused emits"): a msgid tag past 256 bytes is left out and a nick
+// past 256 bytes is cut in sender_name, so those lines arrive; an account tag past 256 bytes (the sender's id, which
+// the plugin must not shorten) is refused by the host: dropped with one error event and a log line without its text,
 // and the next line still arrives.
 TEST(irc_hostile, lines_with_long_fields_arrive_bounded_and_one_the_host_refuses_is_dropped_with_an_error_event) {
   log_capture logs;

@@ -1,5 +1,5 @@
-// What the server reads before the API key is checked (security.md "Before the key"): a request without a valid key
-// on a keyed route is answered 401 from its header alone, none of its body read, and the connection closed; keyed
+// What the server reads before the API key is checked (docs/security.md "Before the key"): a request without a valid
+// key on a keyed route is answered 401 from its header alone, none of its body read, and the connection closed; keyed
 // requests read and serve their bodies as before; bodies of public routes (a plugin's public route, the probes, the
 // public documents, signed downloads) count against server.max_public_body_bytes, all connections together, and a
 // request that would go past it is answered 503 with Retry-After before its body is read.

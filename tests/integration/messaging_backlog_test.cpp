@@ -1,7 +1,7 @@
-// A backlog that waits for a socket (protocol.md "Limits", §4): a peer that does not read while many channels push
-// gets no more than server.max_outbox_bytes (plus one frame) queued for it, the rest waits in the store and
-// arrives, in order and whole, once it reads; and the queues keep their messages' bodies in the store, not on
-// the heap, before and after a restart.
+// A backlog that waits for a socket (docs/protocol.md "Limits", "Inbound messages", "Outbound messages"): a peer that
+// does not read while many channels push gets no more than server.max_outbox_bytes (plus one frame) queued for it, the
+// rest waits in the store and arrives, in order and whole, once it reads; and the queues keep their messages' bodies in
+// the store, not on the heap, before and after a restart.
 #include "support/data_plane.hpp"
 #include "support/messaging_fixture.hpp"
 

@@ -1,5 +1,5 @@
 // The inbound queue is durable: what was not acknowledged survives a restart of the server with its ids, order
-// and msg_id window, and a kill -9 of the real daemon (protocol.md §4).
+// and msg_id window, and a kill -9 of the real daemon (docs/protocol.md "Inbound messages", "Outbound messages").
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"

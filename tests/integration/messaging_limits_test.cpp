@@ -1,6 +1,6 @@
 // The per-channel cap and expiry of inbound messages, with small limits: the oldest is evicted as
 // capacity_exceeded, an expired message is never delivered and is counted, and retries do not extend the expiry
-// (profiles/xagent_im_v2.md §9; protocol.md §4).
+// (IM v2 §9; docs/protocol.md "Inbound messages", "Outbound messages").
 #include "support/data_plane.hpp"
 #include "support/messaging_fixture.hpp"
 #include "support/server_fixture.hpp"

@@ -1,8 +1,8 @@
 // Inbound messages on the real server, driven through echo's /inject and tools and a real WebSocket client:
 // delivery as chat.message (IM v2) or message.push (IM v1), acks, redelivery with the same id, rejections,
 // context riding with the next message, msg_id dedup, bursts within the window, and the /health and /metrics
-// counters (profiles/xagent_im_v2.md §5, §7, §9; xagent_im_v1.md §5, §7; protocol.md §4). The cap and expiry are
-// in messaging_limits_test.cpp, restarts in messaging_durability_test.cpp.
+// counters (IM v2 §5, §7, §9; IM v1 §5, §7; docs/protocol.md "Inbound messages", "Outbound messages"). The cap and
+// expiry are in messaging_limits_test.cpp, restarts in messaging_durability_test.cpp.
 #include "support/data_plane.hpp"
 #include "support/messaging_fixture.hpp"
 #include "support/server_fixture.hpp"

@@ -1,7 +1,8 @@
 // Assistant output from xAgent to a plugin on the real server, through a real WebSocket client that validates every
 // packet against the spec's schemas: finals and their acks, idempotency by message_id, live deltas, the chat
 // limits, the plugin's failures as rejections, payload checks, activity as typing, packets of a profile the socket
-// did not negotiate, and the /health counters (profiles/xagent_im_v2.md §3, §5-§10; protocol.md §2, §4, §6).
+// did not negotiate, and the /health counters (IM v2 §3, §5-§10; docs/protocol.md "Data plane", "Inbound messages",
+// "Outbound messages", "Health").
 //
 // The fixture plugin relay (tests/plugins/fixtures/relay.cpp) records what reaches it; its tool relay_log reads it
 // back. Its chat limits: 20 code points, 3 finals a minute per conversation; it edits live and shows typing.

@@ -1,6 +1,6 @@
 // What survives a restart: authenticated channels (owner, binding, auth state), their staying persistent after a
 // logout, and the stored acks of side-effect tools; across a clean stop and across a kill -9 of the real xconnd
-// (protocol.md §3; docs/protocol.md "Channels", "Tools").
+// (; docs/protocol.md "Channels", "Tools").
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"

@@ -1,4 +1,4 @@
-// A data-plane peer that stops reading (spec §8, protocol.md "Limits"): what waits for it is bounded by
+// A data-plane peer that stops reading (spec §8, docs/protocol.md "Limits"): what waits for it is bounded by
 // server.max_outbox_bytes, past which the socket is closed with 1008; nothing it never acked is lost.
 #include "support/data_plane.hpp"
 #include "support/log_capture.hpp"

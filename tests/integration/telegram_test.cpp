@@ -1,4 +1,4 @@
-// The telegram plugin (adapters page "telegram") on the real server, against the fake Bot API on loopback
+// The telegram plugin (docs/adapters.md "telegram") on the real server, against the fake Bot API on loopback
 // (tests/fakes/fake_bot_api.py): sign-in and its refusals, inbound updates to chat.message with the offset kept,
 // a final to sendMessage, one poller per token, an idempotent tool, a restart with updates waiting, the token
 // nowhere but the sealed store, and emits the host would refuse (long names cut, an invalid update skipped, an
@@ -652,7 +652,7 @@ TEST(telegram_secrets, the_token_reaches_no_log_line_event_metric_descriptor_or_
   EXPECT_EQ(logs.text().find("planted-telegram"), std::string::npos);
 }
 
-// Emits the host refuses (plugin-api.md "Refused emits"). A name or title longer than the host's 256 bytes is cut
+// Emits the host refuses (docs/plugin-api.md "Refused emits"). A name or title longer than the host's 256 bytes is cut
 // between code points, so the message comes through; one the plugin cannot make valid is skipped for good with an
 // `error` event, and the updates after it still arrive.
 std::string copies_of(std::string_view piece, std::size_t n) {

@@ -1,6 +1,6 @@
 // tool.invoke on the real server with echo's tools: routing by the envelope only, the checks before the plugin
 // runs, business errors, timeouts, acks out of order, many in flight, idempotency of side-effect tools
-// (spec §8.18-8.19, §10; protocol.md §3; docs/protocol.md "Tools").
+// (spec §8.18-8.19, §10; docs/protocol.md "Tools").
 #include "core/dataplane/ws_session.hpp"
 #include "support/data_plane.hpp"
 #include "support/server_fixture.hpp"

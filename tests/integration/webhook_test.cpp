@@ -1,4 +1,4 @@
-// The webhook plugin (adapters page "webhook") on the real server: sign-in and its refusals, signed POSTs in through
+// The webhook plugin (docs/adapters.md "webhook") on the real server: sign-in and its refusals, signed POSTs in through
 // the public route (202 once durable, 401 for anything unsigned, stale or unknown, 400 naming the field, 413 past the
 // limit, a replayed msg_id answered with its first message_id), finals out to a receiver on loopback that checks
 // every signature (retries on 5xx, none on 4xx, a receiver that never answers), files as download URLs, the
@@ -245,9 +245,9 @@ TEST_F(webhook, a_malformed_body_is_400_naming_the_field) {
   EXPECT_FALSE(dp->next_push("chat.message", channel, 300ms));
 }
 
-// The adapters' rule for refused emits (plugin-api.md "Refused emits"): what the host refuses as invalid is a final 4xx
-// to the sender (sending it again cannot help), each time with an `error` event, never a 5xx that invites a retry; the
-// channel goes on taking the next message. (A store failure is the 503 with Retry-After.)
+// The adapters' rule for refused emits (docs/plugin-api.md "Refused emits"): what the host refuses as invalid is a
+// final 4xx to the sender (sending it again cannot help), each time with an `error` event, never a 5xx that invites a
+// retry; the channel goes on taking the next message. (A store failure is the 503 with Retry-After.)
 TEST_F(webhook, a_message_the_host_refuses_is_a_final_400_each_time_with_an_error_event_and_the_next_is_taken) {
   auto channel = bound();
   ASSERT_FALSE(channel.empty());

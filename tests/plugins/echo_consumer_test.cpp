@@ -1,4 +1,4 @@
-// echo's shared consumers through the C ABI alone (plugin-contract.md: "Channels with the same token share one
+// echo's shared consumers through the C ABI alone (docs/adapters.md "echo": "Channels with the same token share one
 // shared consumer"): a token sign-in acquires "token-" + 16 hex of an HMAC of the token keyed by the secret echo
 // keeps in its key-value store (seeded here), a new sign-in or a logout
 // releases it, the consumer starts with the first reference and stops when the host says so. The test host counts

@@ -1,5 +1,5 @@
-// Signed download URLs (protocol.md §5) over a real LMDB store: the secret is created once and persists, the URL
-// has the documented shape and never carries the secret, and any edit of plugin, ref, expiry or signature (or an
+// Signed download URLs (docs/protocol.md "Files") over a real LMDB store: the secret is created once and persists, the
+// URL has the documented shape and never carries the secret, and any edit of plugin, ref, expiry or signature (or an
 // expiry that passed or does not parse) fails verification. Also the digests they rest on (crypto.hpp).
 #include "core/files/download_links.hpp"
 

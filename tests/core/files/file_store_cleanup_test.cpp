@@ -1,4 +1,4 @@
-// What the file store erases (protocol.md §5): removal erases a record at once and all its chunks, collect()
+// What the file store erases (docs/protocol.md "Files"): removal erases a record at once and all its chunks, collect()
 // exactly the expired files, a channel drop exactly its files; files survive a restart, load() after a crash drops
 // interrupted uploads and orphan chunks, and a fast producer is paced by the backlog.
 #include "core/files/file_store.hpp"

@@ -1,5 +1,5 @@
-// The transfer plane's file store (protocol.md §5) over a real LMDB store: bytes come back identical across chunk
-// boundaries, names are cleaned on begin, malformed / incomplete / expired files are never served, and oversize,
+// The transfer plane's file store (docs/protocol.md "Files") over a real LMDB store: bytes come back identical across
+// chunk boundaries, names are cleaned on begin, malformed / incomplete / expired files are never served, and oversize,
 // aborted and abandoned uploads leave nothing behind. Removal, expiry, channel drops, crashes and pacing are in
 // file_store_cleanup_test.cpp, the name rules in file_store_names_test.cpp.
 #include "core/files/file_store.hpp"

@@ -1,4 +1,4 @@
-// chat's declarations of the limits a target really has (plugin-api.md, "chat"): max_per_minute 0 for a plugin
+// chat's declarations of the limits a target really has (docs/plugin-api.md, "chat"): max_per_minute 0 for a plugin
 // that paces its target itself, length_unit for a bound in bytes or UTF-16 units, what older manifests keep meaning,
 // the values refused, and the one sentence the served skill makes of them.
 #include "core/plugin_host/plugin_manifest.hpp"
