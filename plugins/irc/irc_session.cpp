@@ -1,6 +1,6 @@
 #include "irc_session.hpp"
 
-#include "irc_backoff.hpp"
+#include "kit/retry_backoff.hpp"
 #include "kit/tls_client.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -88,7 +88,7 @@ void session::abandon() {
 // Connects, registers, serves until the connection is lost, and again after a backoff, until closed or refused.
 awaitable<void> session::lifetime() {
   auto self = shared_from_this();
-  reconnect_backoff backoff;
+  xconn::kit::retry_backoff backoff;
   while (!closing_) {
     auto outcome = co_await connect_and_register();
     if (outcome.empty()) {

@@ -1,7 +1,7 @@
 // One IRC connection (server, nick, password), shared by every channel bound through it: registration (CAP for
 // IRCv3 tags, PASS, NICK, USER), PING/PONG and a keepalive, JOINs kept and redone after a reconnect, NAMES, and
 // outgoing PRIVMSG lines paced at lines_per_second. A dropped connection reconnects with backoff 1 s doubling to
-// 60 s (irc_backoff.hpp). Incoming lines are read no faster than the host stores their emits: the reader stops while
+// 60 s (plugins/kit/retry_backoff.hpp). Incoming lines are read no faster than the host stores their emits: the reader stops while
 // max_emits_in_flight are unanswered, so a flood waits in TCP (and at the server), not in memory. Everything runs
 // on the plugin's one event-loop thread: no member is touched from another (an emit slot only posts to it).
 #pragma once

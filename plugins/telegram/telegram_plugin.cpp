@@ -12,7 +12,7 @@
 #include "telegram_updates.hpp"
 #include "telegram_verdict.hpp"
 #include "health_board.hpp"
-#include "retry_backoff.hpp"
+#include "kit/retry_backoff.hpp"
 #include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
 #include "kit/guarded_spawn.hpp"
@@ -403,7 +403,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
   // is bound and pushed connected, or pushed revoked. Ends when the channel signs out, is bound anew, or the run
   // is replaced.
   awaitable<void> check_again(std::string channel, std::uint64_t run) {
-    retry_backoff backoff;
+    xconn::kit::retry_backoff backoff;
     for (;;) {
       co_await pause(backoff.next());
       pending_check pending;

@@ -4,7 +4,7 @@
 // Finals go out as signed POSTs to the receiver, retried with backoff within the send budget. The secret is sealed
 // by the host and held here in memory only; every POST runs on the plugin's own event loop (one thread).
 #include "receiver_client.hpp"
-#include "retry_backoff.hpp"
+#include "kit/retry_backoff.hpp"
 #include "webhook_config.hpp"
 #include "webhook_inbound.hpp"
 #include "webhook_manifest.hpp"
@@ -394,7 +394,7 @@ class webhook_plugin final : public xconn::sdk::plugin {
   // stranger's. Any answer but a 5xx means the receiver is there (a 405 too): the channel turns connected. A 401
   // or 403 here turns nothing revoked: only a refused delivery is a verdict on the secret.
   awaitable<void> probe(binding b) {
-    retry_backoff backoff;
+    xconn::kit::retry_backoff backoff;
     for (;;) {
       asio::steady_timer pause(io_, backoff.next());
       co_await pause.async_wait(use_awaitable);

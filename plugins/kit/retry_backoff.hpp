@@ -1,13 +1,14 @@
-// The waits between reconnects of a connection the server dropped or never took: 1 s, doubling, at most 60 s (the
-// adapters' shared rule for a target that cannot be reached). A registration that succeeds starts it over.
+// The waits between tries at a target that cannot be reached (a check of a restored channel, a reconnect, a probe of
+// a receiver): 1 s, doubling, at most 60 s, the rule every adapter follows (docs/adapters.md). A fresh one (`= {}`)
+// starts again at 1 s once the target answered.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 
-namespace irc {
+namespace xconn::kit {
 
-class reconnect_backoff {
+class retry_backoff {
  public:
   static constexpr std::chrono::seconds first{1};
   static constexpr std::chrono::seconds longest{60};
@@ -23,4 +24,4 @@ class reconnect_backoff {
   std::chrono::seconds next_ = first;
 };
 
-}  // namespace irc
+}  // namespace xconn::kit
