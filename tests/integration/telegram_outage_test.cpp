@@ -143,7 +143,7 @@ TEST_P(telegram_outage_restart, a_channel_restored_during_an_outage_is_degraded_
   EXPECT_GE(first_gap, 0.9);
   EXPECT_LT(first_gap, 1.9);
   EXPECT_GE(second_gap, 1.9);
-  EXPECT_LT(second_gap, 3.5);
+  EXPECT_LT(second_gap, 3.9);  // under 4 s: doubled once, not twice (a sanitizer build answers slower)
   EXPECT_EQ(status_of(channel), "degraded");
 
   // Telegram is back: the channel turns connected by itself, and messages flow.
