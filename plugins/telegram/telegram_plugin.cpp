@@ -363,7 +363,7 @@ class telegram_plugin final : public xconn::sdk::plugin {
       co_return done.ok(xconn::sdk::channel_report("connected"));
     }
     auto run = start_checking(channel, token, chat_id);
-    done.ok(xconn::sdk::channel_report("degraded"));
+    done.ok(xconn::sdk::channel_report("degraded", "target_unreachable"));
     spawn(check_again(channel, run));
   }
 

@@ -69,6 +69,13 @@ class telegram_outage : public ::testing::Test {
     auto d = dp->get_descriptor(channel);
     return d ? text_of(descriptor_in(*d)["connection"].as_object(), "status") : "";
   }
+  // The reason the admin list gives for the channel's status (GET {base}/channels).
+  std::string status_reason_of(const std::string& channel) {
+    auto v = http_get(server.port(), "/connectors/telegram/channels", server.key()).json();
+    for (const auto& ch : v.at("channels").as_array())
+      if (ch.at("connector_channel_id") == json::value(channel)) return text_of(ch.as_object(), "status_reason");
+    return "";
+  }
   json::object adapter_health() {
     auto h = http_get(server.port(), "/connectors/telegram/health", server.key()).json();
     return h.is_object() ? h.at("adapter").as_object() : json::object{};
@@ -145,6 +152,7 @@ TEST_P(telegram_outage_restart, a_channel_restored_during_an_outage_is_degraded_
   EXPECT_GE(second_gap, 1.9);
   EXPECT_LT(second_gap, 3.9);  // under 4 s: doubled once, not twice (a sanitizer build answers slower)
   EXPECT_EQ(status_of(channel), "degraded");
+  EXPECT_EQ(status_reason_of(channel), "target_unreachable");
 
   // Telegram is back: the channel turns connected by itself, and messages flow.
   api.clear_faults();
