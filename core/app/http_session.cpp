@@ -246,6 +246,9 @@ void http_session::reply(http_response res) { send(std::move(res)); }
 
 template <class Body>
 void http_session::send(http::response<Body> res) {
+  // The request is done: its body's bytes go back to the budget before the answer leaves, so a client that has its
+  // answer never finds its own request still counted.
+  public_body_.reset();
   auto message = std::make_shared<http::response<Body>>(std::move(res));
   response_ = message;
   bool keep_alive = message->keep_alive();
@@ -255,7 +258,6 @@ void http_session::send(http::response<Body> res) {
 
 void http_session::on_write(bool keep_alive, beast::error_code ec, std::size_t) {
   response_.reset();
-  public_body_.reset();  // the request is done: its body's bytes go back to the budget
   if (ec) return;
   if (!keep_alive) {
     stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
