@@ -1,11 +1,9 @@
-// The plugin's config section (connectors.irc): checked key by key, every message naming the key, never a value.
+// The plugin's config section (connectors.irc): one row per key, every message naming the key, never a value.
 #pragma once
 
-#include "kit/config_section.hpp"
+#include <xconn/adapter/config_table.hpp>
 
 #include <boost/json.hpp>
-
-#include <optional>
 
 #include <string>
 
@@ -17,19 +15,15 @@ struct settings {
   int lines_per_second = 2;    // flood control, per connection
 };
 
+inline const xconn::adapter::config_table<settings> config_rows{
+    {"config.ca_file", xconn::adapter::config_rule::file_path(), &settings::ca_file},
+    {"config.connect_timeout_s", xconn::adapter::config_rule::integer(1, 120), &settings::connect_timeout_s},
+    {"policy.lines_per_second", xconn::adapter::config_rule::integer(1, 20), &settings::lines_per_second},
+};
+
 // out: where the values go (nullptr to check only).
 inline std::string check_section(const boost::json::object& section, settings* out) {
-  return xconn::kit::check_section(section, [out](const std::string& key, const boost::json::value& v)
-                                                -> std::optional<std::string> {
-    if (key == "config.ca_file") {
-      if (!v.is_string()) return "must be a file path";
-      if (out) out->ca_file = v.as_string();
-      return "";
-    }
-    if (key == "config.connect_timeout_s") return xconn::kit::integer_in(v, 1, 120, out ? &out->connect_timeout_s : nullptr);
-    if (key == "policy.lines_per_second") return xconn::kit::integer_in(v, 1, 20, out ? &out->lines_per_second : nullptr);
-    return std::nullopt;
-  });
+  return config_rows.check(section, out);
 }
 
 }  // namespace irc

@@ -1,14 +1,15 @@
-// The plugin's config section (connectors.telegram): checked key by key, every message naming the key, never a value.
+// The plugin's config section (connectors.telegram): one row per key, every message naming the key, never a value.
 #pragma once
 
 #include "api_endpoint.hpp"
 #include "proxy_url.hpp"
-#include "kit/config_section.hpp"
+
+#include <xconn/adapter/config_table.hpp>
 
 #include <boost/json.hpp>
 
-#include <optional>
 #include <string>
+#include <string_view>
 
 namespace telegram {
 
@@ -19,29 +20,24 @@ struct settings {
   int poll_timeout_s = 30;
 };
 
-// Messages name the key, never a value. out: where the values go (nullptr to check only).
+namespace rule = xconn::adapter::config_rule;
+
+inline const xconn::adapter::config_table<settings> config_rows{
+    {"config.api_base_url",
+     rule::matching{[](std::string_view s) { return api_endpoint::parse(s).has_value(); },
+                    "must be an http:// or https:// URL"},
+     &settings::api_base_url},
+    {"config.ca_file", rule::file_path(), &settings::ca_file},
+    {"config.poll_timeout_s", rule::integer(1, 50), &settings::poll_timeout_s},
+    {"config.proxy",
+     rule::matching{[](std::string_view s) { return proxy_url::parse(s).has_value(); },
+                    "must be http://[user:password@]host:port or socks5://[user:password@]host:port"},
+     &settings::proxy},
+};
+
+// out: where the values go (nullptr to check only).
 inline std::string check_section(const boost::json::object& section, settings* out) {
-  return xconn::kit::check_section(section, [out](const std::string& key, const boost::json::value& v)
-                                                -> std::optional<std::string> {
-    if (key == "config.api_base_url") {
-      if (!v.is_string() || !api_endpoint::parse(v.as_string())) return "must be an http:// or https:// URL";
-      if (out) out->api_base_url = v.as_string();
-      return "";
-    }
-    if (key == "config.ca_file") {
-      if (!v.is_string()) return "must be a file path";
-      if (out) out->ca_file = v.as_string();
-      return "";
-    }
-    if (key == "config.poll_timeout_s") return xconn::kit::integer_in(v, 1, 50, out ? &out->poll_timeout_s : nullptr);
-    if (key == "config.proxy") {
-      if (!v.is_string() || !proxy_url::parse(v.as_string()))
-        return "must be http://[user:password@]host:port or socks5://[user:password@]host:port";
-      if (out) out->proxy = v.as_string();
-      return "";
-    }
-    return std::nullopt;
-  });
+  return config_rows.check(section, out);
 }
 
 }  // namespace telegram

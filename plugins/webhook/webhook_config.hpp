@@ -1,12 +1,11 @@
-// The plugin's config section (connectors.webhook): checked key by key, every message naming the key, never a value.
+// The plugin's config section (connectors.webhook): one row per key, every message naming the key, never a value.
 #pragma once
 
-#include "kit/config_section.hpp"
+#include <xconn/adapter/config_table.hpp>
 
 #include <boost/json.hpp>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace webhook {
@@ -26,26 +25,20 @@ struct settings {
   int replay_keep_max = 20000;
 };
 
+namespace rule = xconn::adapter::config_rule;
+
+inline const xconn::adapter::config_table<settings> config_rows{
+    {"config.ca_file", rule::file_path(false), &settings::ca_file},
+    {"policy.max_body_bytes", rule::integer(1, host_body_cap, " (the host's own cap)"), &settings::max_body_bytes},
+    {"policy.send_budget_s", rule::integer(1, 300), &settings::send_budget_s},
+    {"policy.attempt_timeout_s", rule::integer(1, 60), &settings::attempt_timeout_s},
+    {"policy.replay_keep_s", rule::integer(60, 604800), &settings::replay_keep_s},
+    {"policy.replay_keep_max", rule::integer(100, 20000), &settings::replay_keep_max},
+};
+
 // out: where the values go (nullptr to check only).
 inline std::string check_section(const boost::json::object& section, settings* out) {
-  using xconn::kit::integer_in;
-  return xconn::kit::check_section(section, [out](const std::string& key, const boost::json::value& v)
-                                                -> std::optional<std::string> {
-    if (key == "config.ca_file") {
-      if (!v.is_string() || v.as_string().empty()) return "must be a file path";
-      if (out) out->ca_file = v.as_string();
-      return "";
-    }
-    if (key == "policy.max_body_bytes") {
-      auto why = integer_in(v, 1, host_body_cap, out ? &out->max_body_bytes : nullptr);
-      return why.empty() ? why : why + " (the host's own cap)";
-    }
-    if (key == "policy.send_budget_s") return integer_in(v, 1, 300, out ? &out->send_budget_s : nullptr);
-    if (key == "policy.attempt_timeout_s") return integer_in(v, 1, 60, out ? &out->attempt_timeout_s : nullptr);
-    if (key == "policy.replay_keep_s") return integer_in(v, 60, 604800, out ? &out->replay_keep_s : nullptr);
-    if (key == "policy.replay_keep_max") return integer_in(v, 100, 20000, out ? &out->replay_keep_max : nullptr);
-    return std::nullopt;
-  });
+  return config_rows.check(section, out);
 }
 
 }  // namespace webhook
