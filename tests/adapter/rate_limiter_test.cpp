@@ -13,7 +13,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,14 +72,16 @@ TEST(rate_limiter, a_later_shorter_answer_never_cuts_a_longer_hold_short_and_a_l
   EXPECT_EQ(limits.until("bot-1"), t.start + 61s);
 }
 
-// Runs wait(key) on its own io_context and returns how long it took in real time.
-clock_type::duration timed_wait(const rate_limiter& limits, const std::string& key,
-                                std::function<void(boost::asio::io_context&)> meanwhile = {}) {
+// Runs wait(key) on its own io_context, with meanwhile run on that loop after its delay when given, and returns how
+// long the wait took in real time.
+clock_type::duration timed_wait(const rate_limiter& limits, const std::string& key, std::function<void()> meanwhile = {},
+                                clock_type::duration delay = {}) {
   boost::asio::io_context io;
   bool done = false;
   boost::asio::co_spawn(
       io, [&]() -> boost::asio::awaitable<void> { co_await limits.wait(key); done = true; }, boost::asio::detached);
-  if (meanwhile) meanwhile(io);
+  boost::asio::steady_timer side(io, delay);
+  if (meanwhile) side.async_wait([&](auto) { meanwhile(); });
   auto began = clock_type::now();
   io.run_for(5s);
   EXPECT_TRUE(done);
@@ -109,14 +110,13 @@ TEST(rate_limiter, a_hold_noted_while_waiting_is_waited_out_too) {
   rate_limiter limits([&] { return t.now(); });
   limits.hold("bot-1", 1s);
   t.advance(950ms);  // 50 ms left
-  std::optional<boost::asio::steady_timer> timer;
-  auto took = timed_wait(limits, "bot-1", [&](boost::asio::io_context& io) {
-    timer.emplace(io, 20ms);
-    timer->async_wait([&](auto) {
-      limits.hold("bot-1", 1s);  // another 429 answered meanwhile
-      t.advance(900ms);          // of which 100 ms are left
-    });
-  });
+  auto took = timed_wait(
+      limits, "bot-1",
+      [&] {
+        limits.hold("bot-1", 1s);  // another 429 answered meanwhile
+        t.advance(900ms);          // of which 100 ms are left
+      },
+      20ms);
   EXPECT_GE(took, 115ms) << "the first hold alone ended after 50 ms";
   EXPECT_LT(took, 900ms);
 }
