@@ -1,0 +1,169 @@
+// One connection to a chat server as one user (the line protocol is in example_plugin.cpp's header comment), shared
+// by every channel signed in as that user there. It signs in, asks for the room's messages after the channels'
+// cursor, hands each one to the adapter, and carries SENDs. When the server goes away it tries again 1 s, 2 s, 4 s ...
+// at most 60 s apart until the server answers; a refused password ends it. Everything runs on the adapter's loop.
+#pragma once
+
+#include <xconn/adapter/channel_checks.hpp>
+#include <xconn/adapter/retry_backoff.hpp>
+
+#include <boost/asio.hpp>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace example {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using xconn::adapter::check_verdict;
+
+class chat_connection {
+ public:
+  enum class state { connecting, up, away, refused, stopped };
+  struct events {
+    std::function<long(long newest)> since;  // the seq to ask from after a sign-in (newest: the room's last)
+    std::function<awaitable<void>(long seq, std::string from, std::string text)> message;
+    std::function<void(state)> changed;
+  };
+
+  chat_connection(asio::io_context& io, std::string host, std::string port, std::string user, std::string password,
+                  events on)
+      : socket_(io), pause_(io), changed_(io, asio::steady_timer::time_point::max()), host_(std::move(host)),
+        port_(std::move(port)), user_(std::move(user)), password_(std::move(password)), on_(std::move(on)) {}
+
+  // Until refused or stopped: one session after another, with the backoff between them.
+  awaitable<void> run() {
+    xconn::adapter::retry_backoff backoff;
+    while (state_ != state::stopped) {
+      try {
+        co_await session(backoff);
+      } catch (const std::exception&) {  // refused, reset, closed: the server is away
+      }
+      for (auto& s : sends_) s->done = true;  // unanswered SENDs: not delivered
+      sends_.clear();
+      if (state_ == state::refused || state_ == state::stopped) break;
+      ++attempts_;
+      set(state::away);
+      pause_.expires_after(backoff.next());
+      co_await pause_.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (state_ == state::away) set(state::connecting);
+    }
+  }
+
+  // What the server says of the user's password now: at once when signed in or refused, else at the end of the
+  // current (or next) try.
+  awaitable<check_verdict> outcome() {
+    for (auto tries = attempts_; state_ != state::up && state_ != state::refused && attempts_ == tries;) {
+      if (state_ == state::stopped) co_return check_verdict::unreachable;
+      co_await changed();
+    }
+    co_return state_ == state::up ? check_verdict::accepted
+                                  : state_ == state::refused ? check_verdict::refused : check_verdict::unreachable;
+  }
+
+  // The seq the server gave the message, or nullopt when it was not delivered.
+  awaitable<std::optional<long>> send(std::string text) {
+    if (state_ != state::up) co_return std::nullopt;
+    auto answer = std::make_shared<pending_send>();
+    sends_.push_back(answer);
+    write("SEND " + text);
+    while (!answer->done) co_await changed();
+    co_return answer->seq > 0 ? std::optional(answer->seq) : std::nullopt;
+  }
+
+  void stop() {
+    set(state::stopped);
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    pause_.cancel();
+  }
+
+  state now() const { return state_; }
+  const std::string& room() const { return room_; }
+  long newest() const { return newest_; }
+
+ private:
+  struct pending_send {
+    bool done = false;
+    long seq = 0;  // 0: refused
+  };
+
+  awaitable<void> session(xconn::adapter::retry_backoff& backoff) {
+    socket_ = asio::ip::tcp::socket(socket_.get_executor());
+    asio::ip::tcp::resolver resolver(socket_.get_executor());
+    co_await asio::async_connect(socket_, co_await resolver.async_resolve(host_, port_, asio::use_awaitable),
+                                 asio::use_awaitable);
+    write("HELLO " + user_ + " " + password_);
+    auto [verb, rest] = split(co_await read_line());
+    if (verb != "OK") co_return set(rest == "denied" ? state::refused : state::away);
+    auto [room, newest] = split(rest);  // OK <room> <newest seq>
+    room_ = room;
+    newest_ = std::stol(newest);
+    write("SINCE " + std::to_string(on_.since(newest_)));
+    set(state::up);
+    backoff = {};
+    for (;;) {
+      std::tie(verb, rest) = split(co_await read_line());
+      if (verb == "MSG") {  // MSG <seq> <from> <text>
+        auto [seq, from_text] = split(rest);
+        auto [from, text] = split(from_text);
+        newest_ = std::max(newest_, std::stol(seq));
+        co_await on_.message(std::stol(seq), from, text);
+      } else if ((verb == "SENT" || verb == "ERR") && !sends_.empty()) {
+        sends_.front()->done = true;
+        sends_.front()->seq = verb == "SENT" ? std::stol(rest) : 0;
+        sends_.pop_front();
+        changed_.cancel();
+      }
+    }
+  }
+
+  // Lines go out one after another, in the order written.
+  void write(std::string line) {
+    out_.push_back(line + "\n");
+    if (out_.size() == 1) asio::co_spawn(socket_.get_executor(), flush(), asio::detached);
+  }
+  awaitable<void> flush() {
+    while (!out_.empty()) {
+      auto [error, n] = co_await asio::async_write(socket_, asio::buffer(out_.front()), asio::as_tuple(asio::use_awaitable));
+      if (error) out_.clear();  // the read fails too, and the session ends
+      else out_.pop_front();
+    }
+  }
+  awaitable<std::string> read_line() {
+    auto n = co_await asio::async_read_until(socket_, asio::dynamic_buffer(in_), '\n', asio::use_awaitable);
+    std::string line = in_.substr(0, n - 1);
+    in_.erase(0, n);
+    co_return line;
+  }
+  static std::pair<std::string, std::string> split(const std::string& s) {
+    auto space = s.find(' ');
+    return {s.substr(0, space), space == std::string::npos ? "" : s.substr(space + 1)};
+  }
+
+  void set(state s) {
+    if (state_ == state::stopped || state_ == s) return;
+    state_ = s;
+    changed_.cancel();  // wakes outcome() and send()
+    if (on_.changed) on_.changed(s);
+  }
+  awaitable<void> changed() { co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable)); }
+
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer pause_;
+  asio::steady_timer changed_;  // never expires: cancelled on every change, which wakes whoever waits on it
+  std::string host_, port_, user_, password_;
+  events on_;
+  state state_ = state::connecting;
+  int attempts_ = 0;  // tries that ended without an answer
+  std::string room_, in_;
+  long newest_ = 0;
+  std::deque<std::string> out_;
+  std::deque<std::shared_ptr<pending_send>> sends_;
+};
+
+}  // namespace example

@@ -1,0 +1,171 @@
+// The example adapter (plugins/example, docs/plugin-api.md "Writing a network adapter") on the real server against
+// the fake chat server (support/fake_chat) on loopback: sign-in and its refusal, one connection for every channel of
+// a (server, user), each room message emitted once (a restart does not replay it: the cursor is in the host's kv),
+// a final sent, a restore that verifies before connected (and revokes a changed password), and an outage.
+#include "support/data_plane.hpp"
+#include "support/fake_chat.hpp"
+#include "support/server_fixture.hpp"
+#include "support/wire_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace xconn::test {
+namespace example_cases {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+const std::string bob_password = "planted-chat-pass-41e0";
+
+class example_adapter : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server.start();
+    dp = dp_client::connect(server.port(), server.key(), "example");
+    ASSERT_TRUE(dp);
+  }
+  void TearDown() override {
+    dp.reset();
+    server.stop();
+  }
+
+  json::object login(const std::string& password = bob_password) {
+    return {{"server", chat.address()}, {"user", "bob"}, {"password", password}};
+  }
+  std::string bound() { return dp->open_signed_in("chat_login", login()); }
+  // Stops xconn, lets `meanwhile` happen, starts xconn again on the same store and opens the channels again.
+  template <class Meanwhile>
+  void restart(const std::vector<std::string>& channels, Meanwhile meanwhile) {
+    auto connector_id = dp->connector_id();
+    dp.reset();
+    server.stop();
+    meanwhile();
+    server.start();
+    dp = dp_client::connect(server.port(), server.key(), "example", {{"connector_id", connector_id}});
+    ASSERT_TRUE(dp);
+    for (const auto& channel : channels) ASSERT_TRUE(dp->open_channel(channel));
+  }
+  std::string status_of(const std::string& channel) {
+    auto d = dp->get_descriptor(channel);
+    return d ? text_of(descriptor_in(*d)["connection"].as_object(), "status") : "";
+  }
+  // The next chat.message on channel, acked.
+  std::optional<json::object> next_message(const std::string& channel, std::chrono::milliseconds deadline = 10s) {
+    auto m = dp->next_push("chat.message", channel, deadline);
+    if (!m) return std::nullopt;
+    auto p = payload_of(*m);
+    dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
+    return p;
+  }
+  json::object reply(const std::string& channel, const std::string& message_id, const std::string& text) {
+    auto ack = dp->request("chat.message", {{"message_id", message_id}, {"text", text}}, channel, 15s);
+    return ack ? payload_of(*ack) : json::object{};
+  }
+
+  fake_chat chat{{{"bob", bob_password}}};
+  server_fixture server{{"example.so"}, [](config& c) { c.connectors["example"].config = json::object{}; }};
+  std::unique_ptr<dp_client> dp;
+};
+
+TEST_F(example_adapter, a_sign_in_binds_the_room_and_a_wrong_password_is_refused) {
+  auto refused = dp->auth_start(dp->open(), "chat_login", login("wrong"));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(error_code(*refused), "invalid_credentials") << json::serialize(*refused);
+
+  auto channel = dp->open();
+  auto ack = dp->auth_start(channel, "chat_login", login());
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(text_of(payload_of(*ack), "status"), "authenticated") << json::serialize(*ack);
+  auto target = descriptor_in(*ack)["target"].as_object();
+  EXPECT_EQ(text_of(target, "display_name"), "lobby on " + chat.address());
+  EXPECT_EQ(text_of(target, "account_hint"), "bob");
+  EXPECT_EQ(json::serialize(*ack).find(bob_password), std::string::npos);
+  EXPECT_EQ(status_of(channel), "connected");
+}
+
+TEST_F(example_adapter, two_channels_of_one_user_share_one_connection_and_each_gets_every_room_message_once) {
+  auto first = bound();
+  auto second = bound();
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty());
+  EXPECT_EQ(chat.sign_ins(), 1);
+  EXPECT_TRUE(wait_until([&] { return chat.open_connections() == 1; }, 5s));
+
+  chat.say("ann", "where is the report?");
+  for (const auto& channel : {first, second}) {
+    auto m = next_message(channel);
+    ASSERT_TRUE(m) << channel;
+    EXPECT_EQ(text_of(*m, "text"), "where is the report?");
+    EXPECT_EQ(text_of(m->at("sender").as_object(), "name"), "ann");
+  }
+}
+
+TEST_F(example_adapter, a_final_goes_out_as_one_send) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  auto p = reply(channel, "final-1", "the report is in the drive");
+  EXPECT_EQ(text_of(p, "status"), "accepted") << json::serialize(p);
+  EXPECT_TRUE(wait_until([&] { return chat.sent().size() == 1; }, 5s));
+  ASSERT_EQ(chat.sent(), std::vector<std::string>{"bob: the report is in the drive"});
+}
+
+TEST_F(example_adapter, a_restart_restores_the_channel_and_replays_no_message_it_already_emitted) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  chat.say("ann", "one");
+  auto first = next_message(channel);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(text_of(*first, "text"), "one");
+
+  restart({channel}, [&] { chat.say("ann", "two"); });
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "connected"; }, 10s)) << status_of(channel);
+  // The connection asked for what came after the kept cursor: "two" arrives, "one" does not again.
+  auto next = next_message(channel);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(text_of(*next, "text"), "two");
+  EXPECT_EQ(chat.sinces().back(), 1);
+  chat.say("ann", "three");
+  auto third = next_message(channel);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(text_of(*third, "text"), "three");
+}
+
+TEST_F(example_adapter, a_restore_whose_password_was_changed_meanwhile_turns_the_channel_revoked) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  restart({channel}, [&] { chat.set_password("bob", "changed-meanwhile"); });
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "revoked"; }, 10s)) << status_of(channel);
+}
+
+TEST_F(example_adapter, a_restore_during_an_outage_is_degraded_then_connected_by_itself) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  restart({channel}, [&] { chat.go_away(); });
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "degraded"; }, 10s)) << status_of(channel);
+  auto refused = reply(channel, "while-away", "anyone?");
+  EXPECT_EQ(text_of(refused, "code"), "target_unreachable") << json::serialize(refused);
+  chat.come_back();
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "connected"; }, 10s)) << status_of(channel);
+}
+
+TEST_F(example_adapter, a_server_that_goes_away_turns_the_channel_degraded_and_connected_again_with_backoff) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  chat.go_away();
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "degraded"; }, 10s)) << status_of(channel);
+  chat.say("ann", "said while the adapter was away");
+  auto back = std::chrono::steady_clock::now();
+  chat.come_back();
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "connected"; }, 10s)) << status_of(channel);
+  std::printf("[ measure ] example outage: connected %.2f s after the chat server was back\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - back).count());
+  auto m = next_message(channel);
+  ASSERT_TRUE(m) << "the message said during the outage was not fetched after it";
+  EXPECT_EQ(text_of(*m, "text"), "said while the adapter was away");
+  EXPECT_EQ(chat.sign_ins(), 2);
+}
+
+}  // namespace example_cases
+}  // namespace xconn::test
