@@ -1,30 +1,8 @@
-// Runs a coroutine on a plugin's own event loop, guarded: an exception it lets out is logged through the host (with
-// the plugin's name first) and goes no further, so no plugin code throws into Asio's loop.
+// Forwards to the adapter layer's spawn_guarded (xconn/adapter/guarded_spawn.hpp) until its last includer moves there.
 #pragma once
 
-#include <xconn/plugin.hpp>
-
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
-#include <exception>
-#include <string>
+#include <xconn/adapter/guarded_spawn.hpp>
 
 namespace xconn::kit {
-
-inline void spawn_guarded(boost::asio::io_context& io, xconn::sdk::host host, std::string plugin,
-                          boost::asio::awaitable<void> work) {
-  boost::asio::co_spawn(io, std::move(work), [host, plugin = std::move(plugin)](std::exception_ptr e) {
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      host.log(XCONN_LOG_ERROR, plugin + ": " + ex.what());
-    } catch (...) {
-      host.log(XCONN_LOG_ERROR, plugin + ": an unknown exception");
-    }
-  });
-}
-
+using xconn::adapter::spawn_guarded;
 }  // namespace xconn::kit

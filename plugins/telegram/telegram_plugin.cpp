@@ -3,7 +3,7 @@
 // produced (emit_with), the token sealed by the host and handed back at restore. Every Bot API call runs on the
 // plugin's own event loop (one thread), never on a host thread.
 #include "bot_api.hpp"
-#include "event_loop.hpp"
+#include <xconn/adapter/event_loop.hpp>
 #include "telegram_manifest.hpp"
 #include "telegram_config.hpp"
 #include "telegram_json.hpp"
@@ -11,7 +11,7 @@
 #include "telegram_offset.hpp"
 #include "telegram_updates.hpp"
 #include "telegram_verdict.hpp"
-#include "health_board.hpp"
+#include <xconn/adapter/health_board.hpp>
 #include "kit/retry_backoff.hpp"
 #include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
@@ -43,6 +43,8 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+using xconn::adapter::event_loop;
+using xconn::adapter::health_board;
 using asio::awaitable;
 using asio::use_awaitable;
 using xconn::sdk::completion;

@@ -1,7 +1,7 @@
-// The plugin's one health as the host sees it (xconn_host_report_health), made of several sources: each bot's
-// poller, and the checks of restored channels Telegram has not answered yet. Degraded while any source has a
-// trouble (the code shown is the newest one, else any that remains), healthy when none has; the host hears only
-// changes. Before, each poller reported on its own, so one poller's recovery hid another's outage.
+// An adapter's one health as the host sees it (xconn_host_report_health), made of several sources: each consumer
+// (a poller, a connection) and the checks of restored channels the target has not answered yet. Degraded while any
+// source has a trouble (the code shown is the newest one, else any that remains), healthy when none has; the host
+// hears only changes, so one consumer's recovery does not hide another's outage.
 #pragma once
 
 #include <xconn/plugin.hpp>
@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-namespace telegram {
+namespace xconn::adapter {
 
 class health_board {
  public:
@@ -35,4 +35,4 @@ class health_board {
   std::string shown_;                            // what the host was told last ("" healthy)
 };
 
-}  // namespace telegram
+}  // namespace xconn::adapter

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <utility>
 
-namespace telegram {
+namespace xconn::adapter {
 
 class event_loop : public boost::asio::io_context {
  public:
@@ -48,4 +48,4 @@ class event_loop : public boost::asio::io_context {
   bool dropped_ = false;
 };
 
-}  // namespace telegram
+}  // namespace xconn::adapter
