@@ -1,71 +1,46 @@
 // The irc plugin (docs/adapters.md "irc"): a channel is an IRC channel or a nick reached through one connection per
-// (server, nick, password), a host shared consumer held by every channel bound through it. All IRC work runs on the
-// plugin's own event loop (one thread); the host's calls hand their work to it and never wait for it there.
+// (server, nick, password), a shared consumer held by every channel bound through it. All IRC work runs on the
+// adapter's event loop (one thread); the host's calls hand their work to it and never wait for it there.
 #include "irc_config.hpp"
 #include "irc_input.hpp"
 #include "irc_manifest.hpp"
+#include "irc_replies.hpp"
 #include "irc_session.hpp"
 #include "irc_text.hpp"
 #include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
-#include "kit/guarded_spawn.hpp"
 #include "kit/json_fields.hpp"
 #include "kit/tls_client.hpp"
 #include "kit/utf8_bound.hpp"
 
-#include <xconn/plugin.hpp>
+#include <xconn/adapter/answers.hpp>
+#include <xconn/adapter/channel_checks.hpp>
+#include <xconn/adapter/health_board.hpp>
+#include <xconn/adapter/network_adapter.hpp>
+#include <xconn/adapter/shared_consumers.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
 
-
-#include <condition_variable>
-#include <ctime>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 namespace irc {
 namespace {
 
-namespace asio = boost::asio;
 namespace json = boost::json;
-using asio::awaitable;
+namespace ad = xconn::adapter;
+using xconn::kit::parse_object;
+using xconn::kit::string_at;
 using xconn::sdk::completion;
 using xconn::sdk::kv_batch;
 using namespace std::chrono_literals;
-using clock = std::chrono::steady_clock;
-
-using xconn::kit::parse_object;
-using xconn::kit::string_at;
 
 // What identifies a connection. It holds the password: only ever turned into a key, never kept or logged.
 std::string session_material(const login& l) {
   return l.host + "\n" + l.port + "\n" + (l.tls ? "tls" : "plain") + "\n" + l.nick + "\n" + l.password;
-}
-// The shared consumer of a connection: the host's HMAC of what identifies it (kit/consumer_key.hpp).
-std::string session_key(const xconn::sdk::host& host, const login& l) {
-  return xconn::kit::consumer_key(host, "irc-", session_material(l));
-}
-
-// IRCv3 server-time ("2026-12-06T07:42:44.123Z") in unix milliseconds; 0 when it is not that.
-long long server_time_ms(const std::string& t) {
-  std::tm tm{};
-  int millis = 0;
-  char zone = 0;
-  if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &millis, &zone) != 8 || zone != 'Z')
-    return 0;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<long long>(timegm(&tm)) * 1000 + millis;
 }
 
 long long now_ms() {
@@ -81,18 +56,7 @@ std::string refusal_message(const std::string& code) {
   return "the IRC server did not answer";
 }
 
-// Only the server's own refusal of the password or the nick (or of the channel) is a verdict on the credential;
-// anything else (no answer, a ghost holding the nick) leaves the channel degraded and retried.
-bool refuses_credential(const std::string& outcome) {
-  return outcome == "invalid_credentials" || outcome == "invalid_input" || outcome == "join_refused";
-}
-
-// A restore's answer while the server cannot be reached.
-std::string degraded_report(const std::string& outcome) {
-  return xconn::sdk::channel_report("degraded", outcome == "nick_in_use" ? outcome : "target_unreachable");
-}
-
-class irc_plugin final : public xconn::sdk::plugin {
+class irc_plugin final : public ad::network_adapter {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
   static std::string validate_config(std::string_view section_json) {
@@ -101,44 +65,30 @@ class irc_plugin final : public xconn::sdk::plugin {
   }
   static constexpr bool verifies_restored_channels = true;
 
-  irc_plugin(xconn::sdk::host host, std::string_view section_json) : host_(host) {
+  irc_plugin(xconn::sdk::host host, std::string_view section_json) : network_adapter(host, "irc") {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
     if (auto refused = xconn::kit::trust_for_clients(tls_, settings_.ca_file); !refused.empty())
-      host_.warn("irc: " + refused + "; only the system store is trusted");
+      host.warn("irc: " + refused + "; only the system store is trusted");
   }
   ~irc_plugin() override { halt(); }
 
-  void start(completion done) override {
-    runner_ = std::thread([this] {
-      io_.run();
-      std::lock_guard lock(ran_mutex_);
-      ran_out_ = true;
-      ran_cv_.notify_all();
-    });
-    done.ok();
-  }
-  void stop(completion done) override {
-    halt();
-    done.ok();
-  }
-
   void auth_start(std::string_view channel, std::string_view flow_id, std::string_view, std::string_view input_json,
                   completion done) override {
-    if (flow_id != "irc_login") return done.fail({"auth_flow_not_found", "no such auth flow", false});
+    if (flow_id != "irc_login") return done.fail(ad::no_such_auth_flow());
     login l;
     auto refused = read_login(parse_object(input_json).value_or(json::object{}), l);
-    if (!refused.empty()) return done.fail({"invalid_input", refused, false});
+    if (!refused.empty()) return done.fail(ad::invalid_input(refused));
     spawn(sign_in(std::string(channel), std::move(l), std::move(done)));
   }
 
   void channel_restore(std::string_view channel, std::string_view, std::string_view credentials_json,
                        completion done) override {
-    auto kept = host_.kv_get("bind/" + std::string(channel));
+    auto kept = kv_get("bind/" + std::string(channel));
     auto fields = parse_object(kept.value_or("")).value_or(json::object{});
     auto credentials = parse_object(credentials_json).value_or(json::object{});
     if (auto* password = credentials.if_contains("password")) fields["password"] = *password;
     login l;
-    if (!kept || !read_login(fields, l).empty()) return done.ok(xconn::sdk::channel_report("expired"));
+    if (!kept || !read_login(fields, l).empty()) return done.ok(ad::report_expired());
     spawn(restore(std::string(channel), std::move(l), std::move(done)));
   }
 
@@ -151,13 +101,7 @@ class irc_plugin final : public xconn::sdk::plugin {
     done.ok();
   }
   void consumer_stop(std::string_view key, completion done) override {
-    asio::post(io_, [this, key = std::string(key)] {
-      if (auto it = sessions_.find(key); it != sessions_.end()) {
-        it->second->close();
-        sessions_.erase(it);
-        report_health();
-      }
-    });
+    spawn(drop_session(std::string(key), {}));
     done.ok();
   }
 
@@ -184,151 +128,146 @@ class irc_plugin final : public xconn::sdk::plugin {
       return spawn(message_tool(std::string(channel), split_message(text->as_string()), std::move(done)));
     }
     if (tool_id == "irc_channel_names") return spawn(names_tool(std::string(channel), std::move(done)));
-    done.fail({"tool_not_found", "no such tool", false});
+    done.fail(ad::no_such_tool());
   }
 
  private:
   struct binding {
-    std::string key;     // the session's
     std::string target;  // "#ops" or a nick
-    // What the host was last told of the channel: "connected", "degraded" (the server away), or "" while a
-    // restore has not answered yet (its answer tells).
-    std::string shown = "connected";
+    std::string shown = "connected";  // what the host was last told: "connected" or "degraded" (the server away)
   };
 
-  // Every coroutine runs on the plugin's event loop, guarded: an exception is logged, never let out of it.
-  void spawn(awaitable<void> work) { xconn::kit::spawn_guarded(io_, host_, "irc", std::move(work)); }
+  void on_halted() override {
+    for (auto& s : sessions_.take_all()) s->abandon();
+  }
 
-  // Closes every connection (QUIT), gives them two seconds to go, then stops the loop.
-  void halt() {
-    if (!runner_.joinable()) return;
-    asio::post(io_, [this] {
-      for (auto& [key, s] : sessions_) s->close();
-    });
-    work_.reset();
-    {
-      std::unique_lock lock(ran_mutex_);
-      ran_cv_.wait_for(lock, 2s, [this] { return ran_out_; });
-    }
-    io_.stop();
-    runner_.join();
-    for (auto& [key, s] : sessions_) s->abandon();
-    sessions_.clear();
+  clock::time_point registration_deadline() const {
+    return clock::now() + std::chrono::seconds(settings_.connect_timeout_s);
+  }
+  // The shared consumer of a connection: the host's HMAC of what identifies it (kit/consumer_key.hpp).
+  std::string session_key(const login& l) const { return xconn::kit::consumer_key(host(), "irc-", session_material(l)); }
+
+  // A new connection for login, not yet running; what it hears goes to this plugin under key.
+  std::shared_ptr<session> make_session(const std::string& key, const login& l) {
+    session_options options{l.host, l.port, l.tls, l.nick, l.password,
+                            std::chrono::seconds(settings_.connect_timeout_s), settings_.lines_per_second};
+    session_events events{[this, key](const line& message) { inbound(key, message); },
+                          [this, key](bool up) { state_changed(key, up); },
+                          [this, key](const std::string&) { spawn(drop_session(key, "revoked")); },
+                          [this](const std::string& name) { host().count(name); }};
+    return std::make_shared<session>(io(), tls_, std::move(options), std::move(events));
   }
 
   // The session of a login: the one already open for its (server, nick, password), else a new one, connecting.
   std::shared_ptr<session> session_for(const login& l) {
-    auto key = session_key(host_, l);
-    if (auto it = sessions_.find(key); it != sessions_.end()) return it->second;
-    session_options options{l.host, l.port, l.tls, l.nick, l.password, std::chrono::seconds(settings_.connect_timeout_s),
-                            settings_.lines_per_second};
-    session_events events;
-    events.on_line = [this, key](const line& message) { inbound(key, message); };
-    events.on_state = [this, key](bool up) { state_changed(key, up); };
-    events.on_refused = [this, key](const std::string& code) { refused_later(key, code); };
-    events.on_count = [this](const std::string& name) { host_.count(name); };
-    auto s = std::make_shared<session>(io_, tls_, std::move(options), std::move(events));
-    sessions_[key] = s;
-    s->run();
-    return s;
-  }
-
-  bool used(const std::string& key) const {
-    for (const auto& [channel, b] : channels_)
-      if (b.key == key) return true;
-    return false;
+    auto key = session_key(l);
+    auto got = sessions_.open(key, [&] { return make_session(key, l); });
+    if (got.created) got.consumer->run();
+    return got.consumer;
   }
   // A session a sign-in opened and nobody came to hold: closed.
-  void discard_if_unused(const std::string& key) {
-    if (used(key)) return;
-    if (auto it = sessions_.find(key); it != sessions_.end()) {
-      it->second->close();
-      sessions_.erase(it);
-    }
+  void discard_if_unused(const login& l) {
+    if (auto s = sessions_.discard_if_unused(session_key(l))) s->close();
   }
 
   awaitable<void> sign_in(std::string channel, login l, completion done) {
-    auto key = session_key(host_, l);
     auto s = session_for(l);
-    auto outcome = co_await s->ready(clock::now() + std::chrono::seconds(settings_.connect_timeout_s));
+    auto outcome = co_await s->ready(registration_deadline());
     if (outcome.empty() && is_channel(l.target)) outcome = co_await s->join(l.target, clock::now() + 10s);
     if (!outcome.empty()) {
-      discard_if_unused(key);
-      co_return done.fail({outcome, refusal_message(outcome), outcome == "target_unreachable"});
+      discard_if_unused(l);
+      co_return done.fail(ad::auth_refused(outcome, refusal_message(outcome), outcome == "target_unreachable"));
     }
     json::object kept{{"server", l.server()}, {"nick", l.nick}, {"target", l.target}, {"tls", l.tls ? "true" : "false"}};
-    auto written = co_await kv_write(kv_batch().put("bind/" + channel, json::serialize(kept)));
-    if (!written) {
-      discard_if_unused(key);
-      co_return done.fail({"store_failed", "the binding could not be kept", true});
+    if (!(co_await kv_write(kv_batch().put("bind/" + channel, json::serialize(kept)))).ok) {
+      discard_if_unused(l);
+      co_return done.fail(ad::binding_not_kept());
     }
-    bind(channel, {key, l.target});
-    json::object binding{{"display_name", l.target + " on " + l.host}, {"account_hint", l.nick}};
-    done.ok(json::serialize(json::object{{"status", "authenticated"}, {"binding", std::move(binding)}}));
+    checks_.forget(channel);
+    bind(channel, l);
+    done.ok(ad::auth_authenticated({l.target + " on " + l.host, l.nick}));
   }
 
-  // A restored channel: its connection is held again at once (it keeps trying while the server is away), and the
-  // channel is shown connected once the server took the nick and the channel was joined.
+  // A restored channel holds its connection again at once (it keeps trying while the server is away); the checks
+  // show it connected once the server took the nick and the channel was joined (verify).
   awaitable<void> restore(std::string channel, login l, completion done) {
-    auto key = session_key(host_, l);
-    auto s = session_for(l);
-    bind(channel, {key, l.target, ""});
+    bind(channel, l);
     // A channel signed in before the keys were HMACs still holds the bare hash: let go of it (docs/irc.md).
-    if (auto legacy = xconn::kit::legacy_consumer_key("irc-", session_material(l)); legacy != key)
-      host_.release_consumer(channel, legacy);
-    auto outcome = co_await s->ready(clock::now() + std::chrono::seconds(settings_.connect_timeout_s));
+    if (auto legacy = xconn::kit::legacy_consumer_key("irc-", session_material(l)); legacy != session_key(l))
+      host().release_consumer(channel, legacy);
+    done.ok(co_await checks_.restore(channel));
+  }
+
+  // Only the server's own refusal of the password, the nick or the channel is a verdict on the credential; anything
+  // else (no answer, a ghost holding the nick) leaves the channel degraded and checked again.
+  awaitable<ad::check_verdict> verify(std::string channel) {
+    auto s = sessions_.of(channel);
+    auto it = channels_.find(channel);
+    if (!s || it == channels_.end()) co_return ad::check_verdict::refused;  // refused meanwhile
+    auto target = it->second.target;
+    auto outcome = co_await s->ready(registration_deadline());
     // While the server is away the channel is still wanted: join() keeps it, so the reconnect joins it.
-    if (is_channel(l.target) && (outcome.empty() || outcome == "target_unreachable")) {
-      auto joined = co_await s->join(l.target, clock::now() + 10s);
+    if (is_channel(target) && (outcome.empty() || outcome == "target_unreachable")) {
+      auto joined = co_await s->join(target, clock::now() + 10s);
       if (outcome.empty()) outcome = joined;
     }
-    if (refuses_credential(outcome)) {
-      channels_.erase(channel);
-      discard_if_unused(key);
-      co_return done.ok(xconn::sdk::channel_report("revoked"));
+    if (outcome == "invalid_credentials" || outcome == "invalid_input" || outcome == "join_refused") {
+      unbind(channel);
+      co_return ad::check_verdict::refused;
     }
-    auto it = channels_.find(channel);
-    if (it == channels_.end()) co_return done.ok(xconn::sdk::channel_report("revoked"));  // refused meanwhile
-    // The server away (or the nick still held by a ghost): degraded, and the session keeps trying (1 s doubling to
-    // 60 s); state_changed pushes connected once it registered.
-    bool up = outcome.empty() || s->registered();
-    it->second.shown = up ? "connected" : "degraded";
-    done.ok(up ? xconn::sdk::channel_report("connected") : degraded_report(outcome));
+    co_return outcome.empty() || s->registered() ? ad::check_verdict::accepted : ad::check_verdict::unreachable;
   }
 
-  awaitable<bool> kv_write(const kv_batch& batch) {
-    auto signal = std::make_shared<one_shot>();
-    auto ok = std::make_shared<std::atomic<bool>>(false);
-    host_.kv_write(batch, [this, signal, ok](xconn::sdk::kv_result r) {
-      *ok = r.ok;
-      asio::post(io_, [signal] { signal->set(); });
-    });
-    co_await signal->wait(clock::now() + 30s);
-    co_return ok->load();
+  void bind(const std::string& channel, const login& l) {
+    auto key = session_key(l);
+    if (sessions_.key_of(channel).value_or(key) != key) part_unless_shared(channel);
+    auto got = sessions_.acquire(key, channel, [&] { return make_session(key, l); });
+    if (got.created) got.consumer->run();
+    if (got.released) got.released->close();
+    if (got.refused_by_host) host().warn("irc: a consumer was refused");
+    channels_[channel] = {l.target};
+    note_health(key);
   }
 
-  void bind(const std::string& channel, binding b) {
-    if (auto it = channels_.find(channel); it != channels_.end() && it->second.key != b.key) unbind_from(it->second);
-    if (host_.acquire_consumer(channel, b.key) < 0) host_.warn("irc: a consumer was refused");
-    channels_[channel] = std::move(b);
-    report_health();
-  }
   // Leaves the channel's IRC channel when no other binding of that connection is in it.
-  void unbind_from(const binding& b) {
-    if (!is_channel(b.target)) return;
-    for (const auto& [other, ob] : channels_)
-      if (&ob != &b && ob.key == b.key && fold(ob.target) == fold(b.target)) return;
-    if (auto it = sessions_.find(b.key); it != sessions_.end()) it->second->part(b.target);
+  void part_unless_shared(const std::string& channel) {
+    auto it = channels_.find(channel);
+    auto key = sessions_.key_of(channel);
+    if (it == channels_.end() || !key || !is_channel(it->second.target)) return;
+    for (const auto& other : sessions_.channels_of(*key))
+      if (auto o = channels_.find(other); other != channel && o != channels_.end() &&
+                                          fold(o->second.target) == fold(it->second.target))
+        return;
+    if (auto s = sessions_.find(*key)) s->part(it->second.target);
+  }
+
+  // The channel lets go of its connection (closed when it was the last holder).
+  void unbind(const std::string& channel) {
+    auto key = sessions_.key_of(channel);
+    part_unless_shared(channel);
+    channels_.erase(channel);
+    if (auto last = sessions_.release(channel)) last->close();
+    if (key) note_health(*key);
   }
 
   awaitable<void> forget(std::string channel) {
-    if (auto it = channels_.find(channel); it != channels_.end()) {
-      auto b = it->second;
-      channels_.erase(it);
-      unbind_from(b);
+    unbind(channel);
+    checks_.forget(channel);
+    host().kv_write(kv_batch().erase("bind/" + channel));
+    co_return;
+  }
+
+  // The host let go of a connection (consumer_stop), or its server refused the password or the nick on a reconnect
+  // (status "revoked": the channels bound through it are revoked).
+  awaitable<void> drop_session(std::string key, std::string status) {
+    std::vector<std::string> unbound;
+    if (auto s = sessions_.take(key, &unbound)) s->close();
+    for (const auto& channel : unbound) {
+      if (!status.empty()) set_channel_status(channel, status);
+      channels_.erase(channel);
+      checks_.forget(channel);
     }
-    host_.kv_write(kv_batch().erase("bind/" + channel));
-    report_health();
+    note_health(key);
     co_return;
   }
 
@@ -338,9 +277,8 @@ class irc_plugin final : public xconn::sdk::plugin {
     auto nick = to_valid_utf8(l.nick(), true);
     auto text = message_text(l.params[1], nick);
     if (!text || nick.empty()) return;
-    *text = to_valid_utf8(*text);
     bool to_channel = is_channel(l.params[0]);
-    json::object message{{"text", *text}, {"sender_name", xconn::kit::emit_display_field(nick)}};
+    json::object message{{"text", to_valid_utf8(*text)}, {"sender_name", xconn::kit::emit_display_field(nick)}};
     auto account = l.tags.find("account");
     message["sender_id"] = account != l.tags.end() && !account->second.empty() ? to_valid_utf8(account->second, true) : nick;
     // A msgid past the host's 256 bytes would cost the whole line: it goes without one (and without dedup).
@@ -354,10 +292,15 @@ class irc_plugin final : public xconn::sdk::plugin {
     message["channel_key"] = to_valid_utf8(to_channel ? "irc/group/" + l.params[0] : "irc/direct/" + nick, true);
     auto body = json::serialize(message);
     auto from = fold(to_channel ? l.params[0] : nick);
-    for (const auto& [channel, b] : channels_) {
-      if (b.key != key || fold(b.target) != from || is_channel(b.target) != to_channel) continue;
-      host_.count("messages_received");
-      host_.emit(channel, body, [host = host_, slot = emit_slot(key), refusals = refusals_](xconn::sdk::emit_result r) {
+    auto s = sessions_.find(key);
+    if (!s) return;
+    for (const auto& channel : sessions_.channels_of(key)) {
+      auto b = channels_.find(channel);
+      if (b == channels_.end() || fold(b->second.target) != from || is_channel(b->second.target) != to_channel)
+        continue;
+      host().count("messages_received");
+      // The slot is held until the host answered: the connection reads no further while too many are unanswered.
+      host().emit(channel, body, [host = host(), slot = s->hold_emit_slot(), refusals = refusals_](auto r) {
         if (r.ok) return;
         // A line cannot be asked for again: a refused one is dropped either way. One the host refused as invalid is
         // final (its `error` event is the host's); the two kinds are told apart, logged at the 1st, 2nd, 4th, ...
@@ -371,108 +314,73 @@ class irc_plugin final : public xconn::sdk::plugin {
     }
   }
 
-  // Held by an emit until the host answered it: the connection reads no further while too many are unanswered.
-  std::shared_ptr<void> emit_slot(const std::string& key) {
-    auto it = sessions_.find(key);
-    return it == sessions_.end() ? nullptr : it->second->hold_emit_slot();
-  }
-
-  // The connection came up or went away: its channels turn connected or degraded by themselves (a channel whose
-  // restore has not answered yet is left to that answer).
+  // The connection came up or went away: its channels turn connected or degraded by themselves (a restored one
+  // still being checked is left to its checks).
   void state_changed(const std::string& key, bool up) {
     const std::string now = up ? "connected" : "degraded";
-    for (auto& [channel, b] : channels_)
-      if (b.key == key && !b.shown.empty() && b.shown != now &&
-          report_status(channel, now, up ? std::string() : "target_unreachable"))
-        b.shown = now;
-    report_health();
+    for (const auto& channel : sessions_.channels_of(key))
+      if (auto b = channels_.find(channel); b != channels_.end() && b->second.shown != now &&
+                                            !checks_.awaiting(channel) &&
+                                            set_channel_status(channel, now, up ? "" : "target_unreachable"))
+        b->second.shown = now;
+    note_health(key);
   }
 
-  // The server refused the password or the nick on a reconnect: the channels bound through it are revoked.
-  void refused_later(const std::string& key, const std::string&) {
-    for (auto it = channels_.begin(); it != channels_.end();) {
-      if (it->second.key != key) {
-        ++it;
-        continue;
-      }
-      report_status(it->first, "revoked", {});
-      it = channels_.erase(it);
-    }
-    sessions_.erase(key);
-    report_health();
+  // Degraded (irc_disconnected) while a connection some channel holds is down.
+  void note_health(const std::string& key) {
+    auto s = sessions_.find(key);
+    health_.set(key, s && sessions_.holders(key) > 0 && !s->registered() ? "irc_disconnected" : "");
   }
 
-  // A channel's status pushed to the host; reason a short code, "" for none. Whether the host took it.
-  bool report_status(const std::string& channel, const std::string& status, const std::string& reason) {
-    return host_.set_channel_status(channel, status, {}, reason);
-  }
-
-  // Degraded while a connection some channel holds is down.
-  void report_health() {
-    for (const auto& [channel, b] : channels_)
-      if (auto it = sessions_.find(b.key); it != sessions_.end() && !it->second->registered())
-        return host_.report_health(XCONN_HEALTH_DEGRADED, "irc_disconnected");
-    host_.report_health(XCONN_HEALTH_HEALTHY);
-  }
-
-  std::shared_ptr<session> session_of(const std::string& channel, std::string* target) {
+  // The channel's connection and target; the refusal to answer with when it has none or the server is away.
+  std::shared_ptr<session> session_of(const std::string& channel, std::string& target) {
     auto it = channels_.find(channel);
-    if (it == channels_.end()) return nullptr;
-    auto s = sessions_.find(it->second.key);
-    if (s == sessions_.end()) return nullptr;
-    *target = it->second.target;
-    return s->second;
+    auto s = sessions_.of(channel);
+    if (it == channels_.end() || !s) return nullptr;
+    target = it->second.target;
+    return s;
   }
 
   // A final: its lines are queued in order (they wait out a reconnect) and it is answered once they were written,
   // or after 20 s with verified false while they still go out at the paced rate.
   awaitable<void> send_lines(std::string channel, std::vector<std::string> bodies, completion done) {
     std::string target;
-    auto s = session_of(channel, &target);
-    if (!s) co_return done.ok(R"({"ok":false,"error":"connection_not_authenticated","retryable":false})");
-    if (!s->registered()) co_return done.ok(R"({"ok":false,"error":"target_unreachable","retryable":true})");
-    auto batch = s->say(target, bodies);
-    auto done_signal = batch->done;
-    bool written = co_await done_signal->wait(clock::now() + 20s) && batch->remaining == 0;
-    done.ok(json::serialize(json::object{{"ok", true}, {"verified", written}}));
+    auto s = session_of(channel, target);
+    if (!s) co_return done.ok(ad::send_not_signed_in());
+    if (!s->registered()) co_return done.ok(ad::send_target_unreachable());
+    done.ok(ad::send_delivered_verified(co_await s->say(target, bodies, clock::now() + 20s)));
   }
 
   awaitable<void> message_tool(std::string channel, std::vector<std::string> bodies, completion done) {
     std::string target;
-    auto s = session_of(channel, &target);
-    if (!s) co_return done.fail({"connection_not_authenticated", "the channel is not signed in", false});
-    if (!s->registered()) co_return done.fail({"target_unreachable", "the IRC server is not connected", true});
-    auto batch = s->say(target, bodies);
-    auto done_signal = batch->done;
-    bool written = co_await done_signal->wait(clock::now() + 60s) && batch->remaining == 0;
-    if (!written) co_return done.fail({"send_timeout", "the lines were queued but not all written in time", false});
-    done.ok(json::serialize(json::object{{"status", "sent"}, {"lines", bodies.size()}}));
+    auto s = session_of(channel, target);
+    if (!s) co_return done.fail(ad::not_signed_in());
+    if (!s->registered()) co_return done.fail(ad::target_unreachable("the IRC server is not connected"));
+    if (!co_await s->say(target, bodies, clock::now() + 60s))
+      co_return done.fail({"send_timeout", "the lines were queued but not all written in time", false});
+    done.ok(ad::tool_sent().with("lines", bodies.size()).json());
   }
 
   awaitable<void> names_tool(std::string channel, completion done) {
     std::string target;
-    auto s = session_of(channel, &target);
-    if (!s) co_return done.fail({"connection_not_authenticated", "the channel is not signed in", false});
+    auto s = session_of(channel, target);
+    if (!s) co_return done.fail(ad::not_signed_in());
     if (!is_channel(target)) co_return done.fail({"not_a_channel", "this conversation is with a nick, not a channel", false});
     auto names = co_await s->names(target, clock::now() + 10s);
-    if (!names) co_return done.fail({"target_unreachable", "the IRC server did not answer NAMES", true});
-    json::array list;
-    for (auto& n : *names) list.emplace_back(n);
-    done.ok(json::serialize(json::object{{"names", std::move(list)}}));
+    if (!names) co_return done.fail(ad::target_unreachable("the IRC server did not answer NAMES"));
+    done.ok(ad::tool_result().with("names", json::value_from(*names)).json());
   }
 
-  xconn::sdk::host host_;
   settings settings_;
-  asio::ssl::context tls_{asio::ssl::context::tls_client};
-  asio::io_context io_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{io_.get_executor()};
-  std::thread runner_;
-  std::mutex ran_mutex_;
-  std::condition_variable ran_cv_;
-  bool ran_out_ = false;
+  boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
+  ad::health_board health_{host()};
+  ad::shared_consumers<session> sessions_{host()};  // by session key, held by the channels bound through them
+  ad::channel_checks checks_{*this, health_, [this](const std::string& c) { return verify(c); },
+                             [this](const std::string& c) {
+                               if (auto b = channels_.find(c); b != channels_.end()) b->second.shown = "connected";
+                             }};
   // The event loop's alone:
-  std::map<std::string, std::shared_ptr<session>> sessions_;  // by session key
-  std::map<std::string, binding> channels_;                   // signed-in channels, by channel id
+  std::map<std::string, binding> channels_;  // signed-in channels, by channel id
   struct refusal_tallies {
     xconn::kit::refusal_tally invalid, not_stored;
   };

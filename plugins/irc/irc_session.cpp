@@ -1,20 +1,17 @@
 #include "irc_session.hpp"
 
-#include "kit/retry_backoff.hpp"
+#include "irc_replies.hpp"
 #include "kit/tls_client.hpp"
+
+#include <xconn/adapter/retry_backoff.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/stream_traits.hpp>
-
-#include <algorithm>
-#include <cctype>
 
 namespace irc {
 
@@ -23,26 +20,23 @@ namespace beast = boost::beast;
 using asio::awaitable;
 using asio::use_awaitable;
 using namespace std::chrono_literals;
-using clock = std::chrono::steady_clock;
 
 namespace {
-constexpr auto keepalive_interval = 90s;  // a PING when the server said nothing for this long
-constexpr auto dead_after = 240s;         // nothing read for this long: the connection is gone
+constexpr auto keepalive_interval = 90s;            // a PING when the server said nothing for this long
+constexpr auto dead_after = 240s;                   // nothing read for this long: the connection is gone
 constexpr std::size_t max_line_bytes = 8191 + 512;  // IRCv3 tags plus an RFC 1459 line
 
-bool mentions_password(std::string text) {
-  for (auto& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return text.find("password") != std::string::npos;
+// Waits on timer until it fires or is cancelled.
+awaitable<void> sleep_on(asio::steady_timer& timer) {
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
 }
 }  // namespace
 
 awaitable<bool> one_shot::wait(clock::time_point deadline) {
   asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
   waiters.push_back(&timer);
-  while (!done && clock::now() < deadline) {
-    boost::system::error_code ec;
-    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
-  }
+  while (!done && clock::now() < deadline) co_await sleep_on(timer);
   std::erase(waiters, &timer);
   co_return done;
 }
@@ -58,13 +52,8 @@ void session::link::shut() {
 }
 
 session::session(asio::io_context& io, asio::ssl::context& tls, session_options options, session_events events)
-    : io_(io),
-      tls_context_(tls),
-      options_(std::move(options)),
-      events_(std::move(events)),
-      writer_wake_(io),
-      backoff_(io),
-      reader_wake_(io) {}
+    : io_(io), tls_context_(tls), options_(std::move(options)), events_(std::move(events)), writer_wake_(io),
+      backoff_(io), reader_wake_(io) {}
 
 void session::run() { asio::co_spawn(io_, lifetime(), asio::detached); }
 
@@ -72,12 +61,8 @@ void session::close() {
   if (closing_) return;
   closing_ = true;
   backoff_.cancel();
-  if (link_ && registered_) {
-    control_.push_back(build_line("QUIT", {"xconn"}));  // the writer closes the link once it went
-    wake_writer();
-  } else {
-    drop_connection();
-  }
+  if (link_ && registered_) return send_now(build_line("QUIT", {"xconn"}));  // the writer closes the link once it went
+  drop_connection();
 }
 
 void session::abandon() {
@@ -88,7 +73,7 @@ void session::abandon() {
 // Connects, registers, serves until the connection is lost, and again after a backoff, until closed or refused.
 awaitable<void> session::lifetime() {
   auto self = shared_from_this();
-  xconn::kit::retry_backoff backoff;
+  xconn::adapter::retry_backoff backoff;
   while (!closing_) {
     auto outcome = co_await connect_and_register();
     if (outcome.empty()) {
@@ -101,7 +86,6 @@ awaitable<void> session::lifetime() {
       joined_.clear();
       events_.on_state(false);
     } else if (outcome == "invalid_credentials" || outcome == "invalid_input") {
-      refused_ = true;
       drop_connection();
       if (events_.on_refused) events_.on_refused(outcome);
       break;
@@ -110,12 +94,10 @@ awaitable<void> session::lifetime() {
     if (closing_) break;
     events_.on_count("reconnect_waits");
     backoff_.expires_after(backoff.next());
-    boost::system::error_code ec;
-    co_await backoff_.async_wait(asio::redirect_error(use_awaitable, ec));
+    co_await sleep_on(backoff_);
   }
   // Nobody waits past the end: joins and NAMES answer now, unwritten lines are given up.
-  for (auto& j : joins_) j.answered->set();
-  for (auto& n : names_) n.answered->set();
+  for (auto* r : waiting_) r->answered->set();
   for (auto& q : paced_)
     if (q.owner) q.owner->done->set();
   paced_.clear();
@@ -133,8 +115,8 @@ awaitable<std::string> session::connect_and_register() {
   try {
     l->plain->expires_at(deadline);
     asio::ip::tcp::resolver resolver(io_);
-    auto found = co_await resolver.async_resolve(options_.host, options_.port, use_awaitable);
-    co_await l->plain->async_connect(found, use_awaitable);
+    co_await l->plain->async_connect(co_await resolver.async_resolve(options_.host, options_.port, use_awaitable),
+                                     use_awaitable);
     if (options_.tls) {
       l->tls = co_await xconn::kit::start_tls(*l->plain, tls_context_, options_.host);
       l->plain.reset();
@@ -174,7 +156,7 @@ void session::drop_connection() {
   control_.clear();
   wake_writer();
   lost_->set();
-  if (!registration_->done) settle_registration("target_unreachable");
+  settle_registration("target_unreachable");  // no-op once settled
 }
 
 awaitable<void> session::read_lines(std::shared_ptr<link> l) {
@@ -188,14 +170,20 @@ awaitable<void> session::read_lines(std::shared_ptr<link> l) {
         n = co_await l->tls->async_read_some(asio::buffer(chunk), use_awaitable);
       else
         n = co_await l->plain->async_read_some(asio::buffer(chunk), use_awaitable);
-      l->last_read = clock::now();
       buffer.append(chunk, n);
+      l->last_read = clock::now();
       std::size_t start = 0;
       for (auto end = buffer.find('\n'); end != std::string::npos; end = buffer.find('\n', start)) {
         std::string_view text(buffer.data() + start, end - start);
         start = end + 1;
         if (text.ends_with('\r')) text.remove_suffix(1);
-        if (emits_in_flight_ >= options_.max_emits_in_flight) co_await wait_for_emit_room(l);
+        if (emits_in_flight_ >= options_.max_emits_in_flight) events_.on_count("read_pauses");
+        while (l->open && emits_in_flight_ >= options_.max_emits_in_flight) {
+          // The keepalive must not read a paused reader as a dead server: the server is not the one that is late.
+          l->last_read = clock::now();
+          reader_wake_.expires_after(keepalive_interval / 3);
+          co_await sleep_on(reader_wake_);
+        }
         if (!l->open) co_return;
         if (auto parsed = parse_line(text)) handle(*parsed);
         if (!l->open) co_return;
@@ -223,25 +211,12 @@ void session::emit_answered() {
   if (emits_in_flight_ < options_.max_emits_in_flight) reader_wake_.cancel();
 }
 
-awaitable<void> session::wait_for_emit_room(const std::shared_ptr<link>& l) {
-  events_.on_count("read_pauses");
-  while (l->open && emits_in_flight_ >= options_.max_emits_in_flight) {
-    // The keepalive must not read a paused reader as a dead server: the server is not the one that is late.
-    l->last_read = clock::now();
-    reader_wake_.expires_after(keepalive_interval / 3);
-    boost::system::error_code ec;
-    co_await reader_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
-  }
-}
-
 awaitable<void> session::write_lines(std::shared_ptr<link> l) {
   auto self = shared_from_this();
   const auto interval = std::chrono::duration_cast<clock::duration>(1s) / options_.lines_per_second;
-  auto write = [&](const std::string& text) -> awaitable<void> {
-    if (l->tls)
-      co_await asio::async_write(*l->tls, asio::buffer(text), use_awaitable);
-    else
-      co_await asio::async_write(*l->plain, asio::buffer(text), use_awaitable);
+  auto write = [&](const std::string& text) {
+    return l->tls ? asio::async_write(*l->tls, asio::buffer(text), use_awaitable)
+                  : asio::async_write(*l->plain, asio::buffer(text), use_awaitable);
   };
   try {
     while (l->open) {
@@ -252,21 +227,20 @@ awaitable<void> session::write_lines(std::shared_ptr<link> l) {
         if (text.starts_with("QUIT")) break;
         continue;
       }
-      auto now = clock::now();
-      if (registered_ && !paced_.empty() && now >= next_paced_) {
+      bool due = registered_ && !paced_.empty();
+      if (due && clock::now() >= next_paced_) {
         auto next = paced_.front();  // taken off only once written: a lost connection sends it again
         co_await write(next.text);
         if (!l->open) break;
         paced_.pop_front();
-        next_paced_ = now + interval;
+        next_paced_ = clock::now() + interval;
         events_.on_count("lines_sent");
         if (next.owner && --next.owner->remaining == 0) next.owner->done->set();
         continue;
       }
-      if (registered_ && !paced_.empty()) events_.on_count("flood_waits");
-      writer_wake_.expires_at(registered_ && !paced_.empty() ? next_paced_ : clock::time_point::max());
-      boost::system::error_code ec;
-      co_await writer_wake_.async_wait(asio::redirect_error(use_awaitable, ec));
+      if (due) events_.on_count("flood_waits");
+      writer_wake_.expires_at(due ? next_paced_ : clock::time_point::max());
+      co_await sleep_on(writer_wake_);
     }
   } catch (const boost::system::system_error&) {
   }
@@ -279,8 +253,7 @@ awaitable<void> session::keepalive(std::shared_ptr<link> l) {
   l->keepalive = &timer;
   while (l->open) {
     timer.expires_after(keepalive_interval / 3);
-    boost::system::error_code ec;
-    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    co_await sleep_on(timer);
     if (!l->open || link_ != l) break;
     auto quiet = clock::now() - l->last_read;
     if (quiet > dead_after) {
@@ -301,80 +274,30 @@ void session::handle(const line& l) {
   if (l.command == "PING") return send_now(build_line("PONG", {l.param(0)}));
   if (!registered_) return handle_registration(l);
   if (l.command == "ERROR") return drop_connection();
+  // The server's answers to a JOIN or a NAMES: each settles the requests for its channel.
+  auto answer = [&](const std::string& channel, bool names, auto settle) {
+    auto folded = fold(channel);
+    for (auto* r : waiting_)
+      if (r->names == names && r->channel == folded) settle(*r);
+  };
   if (l.command == "JOIN" && fold(l.nick()) == fold(options_.nick)) {
-    auto channel = fold(l.param(0));
-    joined_.insert(channel);
-    for (auto& j : joins_)
-      if (j.channel == channel) j.answered->set();
-    return;
+    joined_.insert(fold(l.param(0)));
+    return answer(l.param(0), false, [](request& r) { r.answered->set(); });
   }
-  static const std::set<std::string> join_refusals = {"403", "405", "437", "471", "473", "474", "475", "476", "477"};
-  if (join_refusals.contains(l.command)) {
-    auto channel = fold(l.param(1));
-    for (auto& j : joins_)
-      if (j.channel == channel) {
-        j.outcome = "join_refused";
-        j.answered->set();
-      }
-    return;
-  }
-  if (l.command == "353" && l.params.size() >= 3) {  // "<me> [=*@] <channel> :<names>"
-    auto channel = fold(l.params[l.params.size() - 2]);
-    for (auto& n : names_) {
-      if (n.channel != channel) continue;
-      std::string_view all(l.params.back());
-      while (!all.empty()) {
-        auto end = all.find(' ');
-        auto name = all.substr(0, end);
-        all = end == std::string_view::npos ? std::string_view() : all.substr(end + 1);
-        while (!name.empty() && std::string_view("~&@%+").find(name.front()) != std::string_view::npos)
-          name.remove_prefix(1);
-        if (!name.empty()) n.names.emplace_back(name);
-      }
-    }
-    return;
-  }
-  if (l.command == "366") {
-    auto channel = fold(l.param(1));
-    for (auto& n : names_)
-      if (n.channel == channel) n.answered->set();
-    return;
-  }
+  if (refuses_join(l)) return answer(l.param(1), false, [](request& r) {
+    r.outcome = "join_refused";
+    r.answered->set();
+  });
+  if (auto reply = names_reply(l))
+    return answer(reply->first, true, [&](request& r) { r.nicks.insert(r.nicks.end(), reply->second.begin(), reply->second.end()); });
+  if (l.command == "366") return answer(l.param(1), true, [](request& r) { r.answered->set(); });
   events_.on_line(l);
 }
 
 void session::handle_registration(const line& l) {
-  if (l.command == "001") return settle_registration("");
-  if (l.command == "464") return settle_registration("invalid_credentials");
-  // ngircd refuses a server password with ERROR alone ("Access denied: Bad password?"); any other ERROR before the
-  // welcome (the server going down, a throttle) says nothing of the credential: the server is away, try again.
-  if (l.command == "ERROR")
-    return settle_registration(mentions_password(l.params.empty() ? std::string() : l.params.back())
-                                   ? "invalid_credentials"
-                                   : "target_unreachable");
-  if (l.command == "433") return settle_registration("nick_in_use");
-  if (l.command == "432") return settle_registration("invalid_input");
-  if (l.command == "CAP") {
-    // "CAP * LS * :part" continues, "CAP * LS :last" ends the list; ACK or NAK ends the negotiation.
-    const auto& sub = l.param(1);
-    if (sub == "LS") {
-      std::string_view caps(l.params.back());
-      while (!caps.empty()) {
-        auto end = caps.find(' ');
-        auto cap = caps.substr(0, end);
-        caps = end == std::string_view::npos ? std::string_view() : caps.substr(end + 1);
-        offered_caps_.emplace_back(cap.substr(0, cap.find('=')));
-      }
-      if (l.params.size() >= 4 && l.param(2) == "*") return;
-      std::string wanted;
-      for (const char* cap : {"message-tags", "account-tag", "server-time"})
-        if (std::find(offered_caps_.begin(), offered_caps_.end(), cap) != offered_caps_.end())
-          wanted += (wanted.empty() ? "" : " ") + std::string(cap);
-      send_now(wanted.empty() ? build_line("CAP", {"END"}) : build_line("CAP", {"REQ", wanted}));
-    } else if (sub == "ACK" || sub == "NAK") {
-      send_now(build_line("CAP", {"END"}));
-    }
-  }
+  if (auto verdict = registration_verdict(l)) return settle_registration(*verdict);
+  if (l.command == "CAP")
+    if (auto reply = cap_answer(l, offered_caps_)) send_now(std::move(*reply));
 }
 
 awaitable<std::string> session::ready(clock::time_point deadline) {
@@ -387,23 +310,26 @@ awaitable<std::string> session::ready(clock::time_point deadline) {
   co_return registration_outcome_;
 }
 
+awaitable<session::request> session::await_answer(bool names, std::string channel, clock::time_point deadline) {
+  auto self = shared_from_this();
+  request r;
+  r.names = names;
+  r.channel = fold(channel);
+  waiting_.push_back(&r);
+  bool settled = co_await r.answered->wait(deadline);
+  std::erase(waiting_, &r);
+  if (!settled) r.outcome = "target_unreachable";
+  co_return r;
+}
+
 awaitable<std::string> session::join(const std::string& channel, clock::time_point deadline) {
   auto self = shared_from_this();
   auto folded = fold(channel);
   wanted_[folded] = channel;
   if (joined_.contains(folded)) co_return std::string();
   if (!registered_) co_return std::string("target_unreachable");
-  auto answered = std::make_shared<one_shot>();
-  joins_.push_back({folded, answered, ""});
   send_now(build_line("JOIN", {channel}));
-  bool settled = co_await answered->wait(deadline);
-  std::string outcome = settled ? std::string() : std::string("target_unreachable");
-  for (auto it = joins_.begin(); it != joins_.end(); ++it)
-    if (it->answered == answered) {
-      if (!it->outcome.empty()) outcome = it->outcome;
-      joins_.erase(it);
-      break;
-    }
+  auto outcome = (co_await await_answer(false, channel, deadline)).outcome;
   if (outcome.empty() && !joined_.contains(folded)) outcome = "target_unreachable";  // the session ended
   if (!outcome.empty() && outcome != "target_unreachable") wanted_.erase(folded);
   co_return outcome;
@@ -419,27 +345,21 @@ awaitable<std::optional<std::vector<std::string>>> session::names(const std::str
                                                                  clock::time_point deadline) {
   auto self = shared_from_this();
   if (!registered_) co_return std::nullopt;
-  auto answered = std::make_shared<one_shot>();
-  names_.push_back({fold(channel), {}, answered});
   send_now(build_line("NAMES", {channel}));
-  bool settled = co_await answered->wait(deadline);
-  std::optional<std::vector<std::string>> out;
-  for (auto it = names_.begin(); it != names_.end(); ++it)
-    if (it->answered == answered) {
-      if (settled && registered_) out = std::move(it->names);
-      names_.erase(it);
-      break;
-    }
-  co_return out;
+  auto answered = co_await await_answer(true, channel, deadline);
+  if (!answered.outcome.empty() || !registered_) co_return std::nullopt;
+  co_return std::move(answered.nicks);
 }
 
-std::shared_ptr<session::batch> session::say(const std::string& target, const std::vector<std::string>& bodies) {
+awaitable<bool> session::say(const std::string& target, const std::vector<std::string>& bodies,
+                             clock::time_point deadline) {
+  auto self = shared_from_this();
   auto b = std::make_shared<batch>();
   b->remaining = bodies.size();
   for (const auto& body : bodies) paced_.push_back({build_line("PRIVMSG", {target, body}), b});
   if (bodies.empty()) b->done->set();
   wake_writer();
-  return b;
+  co_return co_await b->done->wait(deadline) && b->remaining == 0;
 }
 
 }  // namespace irc

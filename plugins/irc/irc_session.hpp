@@ -1,9 +1,9 @@
 // One IRC connection (server, nick, password), shared by every channel bound through it: registration (CAP for
 // IRCv3 tags, PASS, NICK, USER), PING/PONG and a keepalive, JOINs kept and redone after a reconnect, NAMES, and
-// outgoing PRIVMSG lines paced at lines_per_second. A dropped connection reconnects with backoff 1 s doubling to
-// 60 s (plugins/kit/retry_backoff.hpp). Incoming lines are read no faster than the host stores their emits: the reader stops while
-// max_emits_in_flight are unanswered, so a flood waits in TCP (and at the server), not in memory. Everything runs
-// on the plugin's one event-loop thread: no member is touched from another (an emit slot only posts to it).
+// outgoing PRIVMSG lines paced at lines_per_second. A dropped connection reconnects 1 s doubling to 60 s
+// (xconn/adapter/retry_backoff.hpp). Incoming lines are read no faster than the host stores their emits: the reader
+// stops while max_emits_in_flight are unanswered, so a flood waits in TCP (and at the server), not in memory.
+// Everything runs on the plugin's one event-loop thread: no member is touched from another (an emit slot only posts).
 #pragma once
 
 #include "irc_line.hpp"
@@ -27,6 +27,8 @@
 
 namespace irc {
 
+using clock = std::chrono::steady_clock;
+
 struct session_options {
   std::string host;
   std::string port;
@@ -40,8 +42,8 @@ struct session_options {
 
 // What the session tells its owner, always on the event-loop thread.
 struct session_events {
-  std::function<void(const line&)> on_line;           // every line after registration
-  std::function<void(bool registered)> on_state;      // registered, or the connection was lost
+  std::function<void(const line&)> on_line;                 // every line after registration
+  std::function<void(bool registered)> on_state;            // registered, or the connection was lost
   std::function<void(const std::string& code)> on_refused;  // registration refused for good (invalid_credentials)
   std::function<void(const std::string& what)> on_count;    // a counter for /metrics
 };
@@ -55,43 +57,36 @@ struct one_shot {
     for (auto* t : waiters) t->cancel();
   }
   // Whether it was set before the deadline.
-  boost::asio::awaitable<bool> wait(std::chrono::steady_clock::time_point deadline);
+  boost::asio::awaitable<bool> wait(clock::time_point deadline);
 };
 
 class session : public std::enable_shared_from_this<session> {
  public:
   session(boost::asio::io_context& io, boost::asio::ssl::context& tls, session_options options, session_events events);
 
-  // Starts connecting (and reconnecting, until close).
-  void run();
-  // QUIT, then no reconnect.
-  void close();
-  // Closes the socket at once, with the event loop stopped (the plugin's halt).
-  void abandon();
+  void run();      // starts connecting (and reconnecting, until close)
+  void close();    // QUIT, then no reconnect
+  void abandon();  // closes the socket at once, with the event loop stopped (the plugin's halt)
 
   bool registered() const { return registered_; }
   // One emit in flight for this connection: the reader stops at max_emits_in_flight until slots are let go. Keep
   // it until the host answered the emit; it may be destroyed on any thread (it posts back to the event loop).
   std::shared_ptr<void> hold_emit_slot();
-  std::size_t emits_in_flight() const { return emits_in_flight_; }
-  const session_options& options() const { return options_; }
 
   // The outcome of the first registration, or of the current one once the session was up: "" registered, else
   // "invalid_credentials", "nick_in_use", "invalid_input" or "target_unreachable" (nothing within the deadline).
-  boost::asio::awaitable<std::string> ready(std::chrono::steady_clock::time_point deadline);
+  boost::asio::awaitable<std::string> ready(clock::time_point deadline);
   // JOINs channel (kept: redone after every reconnect) and waits for the server's JOIN or refusal: "" joined, else
   // "join_refused" or "target_unreachable".
-  boost::asio::awaitable<std::string> join(const std::string& channel, std::chrono::steady_clock::time_point deadline);
+  boost::asio::awaitable<std::string> join(const std::string& channel, clock::time_point deadline);
   void part(const std::string& channel);
   // The nicks of a channel (mode prefixes stripped); nullopt when the server did not answer in time.
   boost::asio::awaitable<std::optional<std::vector<std::string>>> names(const std::string& channel,
-                                                                       std::chrono::steady_clock::time_point deadline);
-  // PRIVMSG target :body for each body, paced; they wait through a reconnect. The batch says when all were written.
-  struct batch {
-    std::size_t remaining = 0;
-    std::shared_ptr<one_shot> done = std::make_shared<one_shot>();
-  };
-  std::shared_ptr<batch> say(const std::string& target, const std::vector<std::string>& bodies);
+                                                                       clock::time_point deadline);
+  // PRIVMSG target :body for each body, paced; they wait through a reconnect (and go on after the deadline).
+  // Whether all were written by the deadline.
+  boost::asio::awaitable<bool> say(const std::string& target, const std::vector<std::string>& bodies,
+                                   clock::time_point deadline);
 
  private:
   using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
@@ -101,22 +96,24 @@ class session : public std::enable_shared_from_this<session> {
     std::unique_ptr<tls_stream> tls;
     bool open = true;
     boost::asio::steady_timer* keepalive = nullptr;  // cancelled by shut()
-    std::chrono::steady_clock::time_point last_read = std::chrono::steady_clock::now();
+    clock::time_point last_read = clock::now();
     void shut();
+  };
+  struct batch {
+    std::size_t remaining = 0;
+    std::shared_ptr<one_shot> done = std::make_shared<one_shot>();
   };
   struct queued {
     std::string text;              // the whole line, CR LF included
     std::shared_ptr<batch> owner;  // for a say() whose writing is awaited
   };
-  struct pending_join {
+  // A JOIN or a NAMES waiting for the server's answer.
+  struct request {
+    bool names = false;
     std::string channel;  // folded
-    std::shared_ptr<one_shot> answered;
-    std::string outcome;
-  };
-  struct pending_names {
-    std::string channel;  // folded
-    std::vector<std::string> names;
-    std::shared_ptr<one_shot> answered;
+    std::shared_ptr<one_shot> answered = std::make_shared<one_shot>();
+    std::string outcome;  // a JOIN's refusal
+    std::vector<std::string> nicks;
   };
 
   boost::asio::awaitable<void> lifetime();
@@ -124,13 +121,13 @@ class session : public std::enable_shared_from_this<session> {
   boost::asio::awaitable<void> read_lines(std::shared_ptr<link> l);
   boost::asio::awaitable<void> write_lines(std::shared_ptr<link> l);
   boost::asio::awaitable<void> keepalive(std::shared_ptr<link> l);
+  // Waits for the server's answer to a JOIN or (names) a NAMES of channel, already sent: the request as answered.
+  boost::asio::awaitable<request> await_answer(bool names, std::string channel, clock::time_point deadline);
   void handle(const line& l);
   void handle_registration(const line& l);
   void send_now(std::string text);  // a control line (PONG, JOIN, CAP, ...): ahead of the paced ones
   void wake_writer() { writer_wake_.cancel(); }
   void emit_answered();
-  // Until an emit slot is free (or the link closed): the flood's backpressure.
-  boost::asio::awaitable<void> wait_for_emit_room(const std::shared_ptr<link>& l);
   void settle_registration(const std::string& outcome);
   void drop_connection();
 
@@ -138,25 +135,23 @@ class session : public std::enable_shared_from_this<session> {
   boost::asio::ssl::context& tls_context_;
   session_options options_;
   session_events events_;
-  std::shared_ptr<link> link_;        // the current connection, or none
+  std::shared_ptr<link> link_;  // the current connection, or none
   bool registered_ = false;
   bool closing_ = false;
-  bool refused_ = false;              // registration refused for good: no reconnect
   std::string registration_outcome_;  // of the current attempt, once settled
   std::shared_ptr<one_shot> registration_ = std::make_shared<one_shot>();
   std::shared_ptr<one_shot> lost_ = std::make_shared<one_shot>();
   std::vector<std::string> offered_caps_;
-  std::deque<std::string> control_;   // unpaced
-  std::deque<queued> paced_;          // PRIVMSG lines
-  std::chrono::steady_clock::time_point next_paced_{};
+  std::deque<std::string> control_;  // unpaced
+  std::deque<queued> paced_;         // PRIVMSG lines
+  clock::time_point next_paced_{};
   boost::asio::steady_timer writer_wake_;
   boost::asio::steady_timer backoff_;
   boost::asio::steady_timer reader_wake_;  // cancelled when an emit slot frees or the link drops
   std::size_t emits_in_flight_ = 0;
   std::map<std::string, std::string> wanted_;  // channels to be in: folded name → as given
   std::set<std::string> joined_;               // folded names the server confirmed on this connection
-  std::vector<pending_join> joins_;
-  std::vector<pending_names> names_;
+  std::vector<request*> waiting_;              // requests awaiting the server's answer
 };
 
 }  // namespace irc
