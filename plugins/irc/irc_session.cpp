@@ -48,7 +48,6 @@ void session::link::shut() {
   auto& socket = tls ? beast::get_lowest_layer(*tls).socket() : plain->socket();
   socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket.close(ec);
-  if (keepalive) keepalive->cancel();
 }
 
 session::session(asio::io_context& io, asio::ssl::context& tls, session_options options, session_events events)
@@ -130,7 +129,6 @@ awaitable<std::string> session::connect_and_register() {
   link_ = l;
   asio::co_spawn(io_, read_lines(l), asio::detached);
   asio::co_spawn(io_, write_lines(l), asio::detached);
-  asio::co_spawn(io_, keepalive(l), asio::detached);
   // CAP LS first: a server with IRCv3 holds registration until CAP END; one without answers 421, harmlessly.
   send_now(build_line("CAP", {"LS", "302"}));
   if (!options_.password.empty()) send_now(build_line("PASS", {options_.password}));
@@ -218,8 +216,15 @@ awaitable<void> session::write_lines(std::shared_ptr<link> l) {
     return l->tls ? asio::async_write(*l->tls, asio::buffer(text), use_awaitable)
                   : asio::async_write(*l->plain, asio::buffer(text), use_awaitable);
   };
+  auto next_check = clock::now() + keepalive_interval / 3;
   try {
     while (l->open) {
+      // The keepalive: a PING when the server said nothing for a while, the connection dropped when it stays silent.
+      if (auto now = clock::now(); now >= next_check) {
+        next_check = now + keepalive_interval / 3;
+        if (now - l->last_read > dead_after) break;
+        if (now - l->last_read > keepalive_interval && registered_) control_.push_back(build_line("PING", {"xconn"}));
+      }
       if (!control_.empty()) {
         auto text = std::move(control_.front());
         control_.pop_front();
@@ -239,30 +244,12 @@ awaitable<void> session::write_lines(std::shared_ptr<link> l) {
         continue;
       }
       if (due) events_.on_count("flood_waits");
-      writer_wake_.expires_at(due ? next_paced_ : clock::time_point::max());
+      writer_wake_.expires_at(std::min(due ? next_paced_ : clock::time_point::max(), next_check));
       co_await sleep_on(writer_wake_);
     }
   } catch (const boost::system::system_error&) {
   }
   if (link_ == l) drop_connection();
-}
-
-awaitable<void> session::keepalive(std::shared_ptr<link> l) {
-  auto self = shared_from_this();
-  asio::steady_timer timer(io_);
-  l->keepalive = &timer;
-  while (l->open) {
-    timer.expires_after(keepalive_interval / 3);
-    co_await sleep_on(timer);
-    if (!l->open || link_ != l) break;
-    auto quiet = clock::now() - l->last_read;
-    if (quiet > dead_after) {
-      drop_connection();
-      break;
-    }
-    if (quiet > keepalive_interval && registered_) send_now(build_line("PING", {"xconn"}));
-  }
-  l->keepalive = nullptr;
 }
 
 void session::send_now(std::string text) {

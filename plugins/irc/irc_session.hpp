@@ -90,12 +90,12 @@ class session : public std::enable_shared_from_this<session> {
 
  private:
   using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
-  // One TCP (or TLS) connection. Its reader, writer and keepalive each hold it, so it lives until all three ended.
+  // One TCP (or TLS) connection. Its reader and writer (which keeps it alive) each hold it, so it lives until both
+  // ended.
   struct link {
     std::unique_ptr<boost::beast::tcp_stream> plain;
     std::unique_ptr<tls_stream> tls;
     bool open = true;
-    boost::asio::steady_timer* keepalive = nullptr;  // cancelled by shut()
     clock::time_point last_read = clock::now();
     void shut();
   };
@@ -120,7 +120,6 @@ class session : public std::enable_shared_from_this<session> {
   boost::asio::awaitable<std::string> connect_and_register();
   boost::asio::awaitable<void> read_lines(std::shared_ptr<link> l);
   boost::asio::awaitable<void> write_lines(std::shared_ptr<link> l);
-  boost::asio::awaitable<void> keepalive(std::shared_ptr<link> l);
   // Waits for the server's answer to a JOIN or (names) a NAMES of channel, already sent: the request as answered.
   boost::asio::awaitable<request> await_answer(bool names, std::string channel, clock::time_point deadline);
   void handle(const line& l);
