@@ -52,6 +52,15 @@ TEST(answers, tool_results) {
   std::string as_text = tool_result().with("message_id", "m1");
   EXPECT_EQ(as_text, R"({"message_id":"m1"})");
   EXPECT_EQ(tool_result().json(), "{}");
+  // std::string values (a plugin's usual kind), json values and containers are all taken.
+  std::string ref = "f2";
+  const std::string media = "video";
+  boost::json::value id = 5;
+  EXPECT_EQ(tool_sent().with("message_id", id).with("file_ref", ref).with("media_type", media).json(),
+            R"({"status":"sent","message_id":5,"file_ref":"f2","media_type":"video"})");
+  auto built = tool_result();
+  built.with("names", std::vector<std::string>{"a", "b"}).with("ok", true).with("none", nullptr);
+  EXPECT_EQ(built.json(), R"({"names":["a","b"],"ok":true,"none":null})");
 }
 
 TEST(answers, shared_errors) {

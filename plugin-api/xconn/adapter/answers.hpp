@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace xconn::adapter {
 
@@ -27,12 +29,16 @@ class answer_object {
  public:
   answer_object() = default;
   explicit answer_object(boost::json::object o) : object_(std::move(o)) {}
-  answer_object& with(std::string_view key, boost::json::value value) & {
-    object_[key] = std::move(value);
+  // value: anything a JSON value is made of (a string of any kind, a number, a bool, nullptr, a json::value, a
+  // container Boost.JSON's value_from takes).
+  template <class T>
+  answer_object& with(std::string_view key, T&& value) & {
+    object_[key] = to_value(std::forward<T>(value));
     return *this;
   }
-  answer_object&& with(std::string_view key, boost::json::value value) && {
-    object_[key] = std::move(value);
+  template <class T>
+  answer_object&& with(std::string_view key, T&& value) && {
+    object_[key] = to_value(std::forward<T>(value));
     return std::move(*this);
   }
   std::string json() const { return boost::json::serialize(object_); }
@@ -40,6 +46,15 @@ class answer_object {
   const boost::json::object& object() const { return object_; }
 
  private:
+  template <class T>
+  static boost::json::value to_value(T&& v) {
+    if constexpr (std::is_convertible_v<T&&, std::string_view> && !std::is_same_v<std::decay_t<T>, std::nullptr_t>)
+      return boost::json::value(std::string_view(v));
+    else if constexpr (std::is_constructible_v<boost::json::value, T&&>)
+      return boost::json::value(std::forward<T>(v));
+    else
+      return boost::json::value_from(std::forward<T>(v));
+  }
   boost::json::object object_;
 };
 
