@@ -31,8 +31,9 @@ class chat_connection {
   };
 
   chat_connection(asio::io_context& io, std::string host, std::string port, std::string user, std::string password,
-                  events on)
-      : socket_(io), pause_(io), changed_(io, asio::steady_timer::time_point::max()), host_(std::move(host)),
+                  std::chrono::seconds sign_in_timeout, events on)
+      : socket_(io), pause_(io), deadline_(io), changed_(io, asio::steady_timer::time_point::max()),
+        sign_in_timeout_(sign_in_timeout), host_(std::move(host)),
         port_(std::move(port)), user_(std::move(user)), password_(std::move(password)), on_(std::move(on)) {}
 
   // Until refused or stopped: one session after another, with the backoff between them.
@@ -80,6 +81,7 @@ class chat_connection {
     boost::system::error_code ignored;
     socket_.close(ignored);
     pause_.cancel();
+    deadline_.cancel();
   }
 
   state now() const { return state_; }
@@ -94,6 +96,10 @@ class chat_connection {
 
   awaitable<void> session(xconn::adapter::retry_backoff& backoff) {
     socket_ = asio::ip::tcp::socket(socket_.get_executor());
+    deadline_.expires_after(sign_in_timeout_);  // a server that takes the connection but never answers is away too
+    deadline_.async_wait([this](boost::system::error_code ec) {
+      if (!ec && state_ != state::up) socket_.close(ec);
+    });
     asio::ip::tcp::resolver resolver(socket_.get_executor());
     co_await asio::async_connect(socket_, co_await resolver.async_resolve(host_, port_, asio::use_awaitable),
                                  asio::use_awaitable);
@@ -154,8 +160,9 @@ class chat_connection {
   awaitable<void> changed() { co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable)); }
 
   asio::ip::tcp::socket socket_;
-  asio::steady_timer pause_;
+  asio::steady_timer pause_, deadline_;
   asio::steady_timer changed_;  // never expires: cancelled on every change, which wakes whoever waits on it
+  std::chrono::seconds sign_in_timeout_;
   std::string host_, port_, user_, password_;
   events on_;
   state state_ = state::connecting;

@@ -17,6 +17,7 @@
 
 #include <xconn/adapter/answers.hpp>
 #include <xconn/adapter/channel_checks.hpp>
+#include <xconn/adapter/config_table.hpp>
 #include <xconn/adapter/health_board.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/shared_consumers.hpp>
@@ -47,13 +48,24 @@ json::object parse_object(std::string_view text) {
   return !ec && v.is_object() ? v.as_object() : json::object{};
 }
 
+// The plugin's settings (connectors.example in the config file), each checked by one row of the table.
+struct settings {
+  std::int64_t sign_in_timeout_s = 10;
+};
+inline const xconn::adapter::config_table<settings> settings_table{
+    {"config.sign_in_timeout_s", xconn::adapter::config_rule::integer(1, 60), &settings::sign_in_timeout_s},
+};
+
 class example_plugin final : public adapter::network_adapter {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
-  static std::string validate_config(std::string_view) { return ""; }  // no settings
+  static std::string validate_config(std::string_view section) { return settings_table.check_text(section, nullptr); }
   static constexpr bool verifies_restored_channels = true;
 
-  example_plugin(xconn::sdk::host host, std::string_view) : network_adapter(host, "example"), health_(host), connections_(host) {}
+  example_plugin(xconn::sdk::host host, std::string_view section)
+      : network_adapter(host, "example"), health_(host), connections_(host) {
+    settings_table.check_text(section, &settings_);  // validate_config has passed it
+  }
   ~example_plugin() override { halt(); }
 
   void auth_start(std::string_view channel, std::string_view flow_id, std::string_view, std::string_view input_json,
@@ -110,7 +122,8 @@ class example_plugin final : public adapter::network_adapter {
     };
     on.message = [this, key](long seq, std::string from, std::string text) { return inbound(key, seq, from, text); };
     on.changed = [this, key](chat_connection::state s) { changed(key, s); };
-    return std::make_shared<chat_connection>(io(), l.host(), l.port(), l.user, l.password, std::move(on));
+    return std::make_shared<chat_connection>(io(), l.host(), l.port(), l.user, l.password,
+                                             std::chrono::seconds(settings_.sign_in_timeout_s), std::move(on));
   }
   awaitable<void> keep_running(std::shared_ptr<chat_connection> c) { co_await c->run(); }
   std::string key_of(const login& l) {
@@ -214,6 +227,7 @@ class example_plugin final : public adapter::network_adapter {
     for (auto& connection : connections_.take_all()) connection->stop();
   }
 
+  settings settings_;
   adapter::health_board health_;
   adapter::shared_consumers<chat_connection> connections_;
   adapter::channel_checks checks_{*this, health_, [this](const std::string& c) { return verify(c); },

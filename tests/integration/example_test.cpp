@@ -9,6 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -65,7 +70,8 @@ class example_adapter : public ::testing::Test {
   }
 
   fake_chat chat{{{"bob", bob_password}}};
-  server_fixture server{{"example.so"}, [](config& c) { c.connectors["example"].config = json::object{}; }};
+  server_fixture server{{"example.so"},
+                        [](config& c) { c.connectors["example"].config = json::object{{"sign_in_timeout_s", 2}}; }};
   std::unique_ptr<dp_client> dp;
 };
 
@@ -83,6 +89,29 @@ TEST_F(example_adapter, a_sign_in_binds_the_room_and_a_wrong_password_is_refused
   EXPECT_EQ(text_of(target, "account_hint"), "bob");
   EXPECT_EQ(json::serialize(*ack).find(bob_password), std::string::npos);
   EXPECT_EQ(status_of(channel), "connected");
+}
+
+// A server that takes the connection and never answers is away, not a wrong password: retryable, after the
+// configured sign_in_timeout_s.
+TEST_F(example_adapter, a_server_that_never_answers_is_target_unreachable_after_the_sign_in_timeout) {
+  int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(silent, 4), 0);  // the kernel takes the connection; nobody ever reads it
+  socklen_t len = sizeof addr;
+  ::getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto started = std::chrono::steady_clock::now();
+  json::object input{{"server", "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))}, {"user", "bob"},
+                     {"password", bob_password}};
+  auto ack = dp->auth_start(dp->open(), "chat_login", input);
+  auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ::close(silent);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(error_code(*ack), "target_unreachable") << json::serialize(*ack);
+  EXPECT_GE(seconds, 1.5);
+  EXPECT_LT(seconds, 8.0);
 }
 
 TEST_F(example_adapter, two_channels_of_one_user_share_one_connection_and_each_gets_every_room_message_once) {
