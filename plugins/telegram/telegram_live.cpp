@@ -1,0 +1,187 @@
+// The telegram plugin's text going out: finals split at Telegram's 4,096 units, a live message made of deltas
+// (sent once, then edited, at most one delta edit a second per chat), chat actions, the message tool, and what a
+// failed call becomes for the host.
+#include "telegram_plugin.hpp"
+
+#include "telegram_json.hpp"
+#include "telegram_text.hpp"
+
+#include <xconn/adapter/answers.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace telegram {
+
+namespace json = boost::json;
+namespace answers = xconn::adapter;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string first_part(const std::string& text) {
+  auto parts = split_text(text, max_message_units);
+  return parts.empty() ? std::string() : parts.front();
+}
+
+}  // namespace
+
+// sendMessage of one part, waiting out 429s up to the deadline; the reply as Telegram gave it.
+auto telegram_plugin::send_message(const binding& b, const std::string& text,
+                                   std::chrono::steady_clock::time_point deadline) -> awaitable<api_reply> {
+  for (;;) {
+    json::object params;
+    params["chat_id"] = std::stoll(b.chat_id);
+    params["text"] = text;
+    auto r = co_await call(b.token, "sendMessage", params, call_timeout);
+    // Past a 429 the next call waits out the token's hold itself.
+    if (r.http_status != 429 || std::chrono::steady_clock::now() + std::chrono::seconds(r.retry_after_s) > deadline)
+      co_return r;
+  }
+}
+
+auto telegram_plugin::edit_message(const binding& b, const std::string& telegram_id, const std::string& text)
+    -> awaitable<api_reply> {
+  json::object params;
+  params["chat_id"] = std::stoll(b.chat_id);
+  params["message_id"] = std::stoll(telegram_id);
+  params["text"] = text;
+  auto r = co_await call(b.token, "editMessageText", params, call_timeout);
+  // The same text again is not an error worth failing for.
+  if (r.http_status == 400 && r.description.find("message is not modified") != std::string::npos) r.ok = true;
+  co_return r;
+}
+
+// What a failed call becomes for the host, with the channel revoked when Telegram says the bot lost the chat.
+std::string telegram_plugin::failure_code(const binding& b, const api_reply& r) {
+  if (!r.reached()) return "target_unreachable";
+  if (r.http_status == 403 || r.http_status == 401) {
+    set_channel_status(b.channel, "revoked");
+    return r.http_status == 403 ? "telegram_forbidden" : "telegram_unauthorized";
+  }
+  return r.http_status == 429 ? "rate_limited" : "telegram_" + std::to_string(r.http_status);
+}
+
+// A send's refusal for the host: retryable only when nothing reached the chat yet and Telegram may take it later.
+std::string telegram_plugin::send_refused(const binding& b, const api_reply& r, bool part_sent) {
+  bool retryable = !part_sent && (!r.reached() || r.http_status == 429 || r.http_status >= 500);
+  return answers::send_refused(failure_code(b, r), retryable);
+}
+
+auto telegram_plugin::chat_action(binding b) -> awaitable<void> {
+  json::object params;
+  params["chat_id"] = std::stoll(b.chat_id);
+  params["action"] = "typing";
+  co_await call(b.token, "sendChatAction", params, call_timeout);
+}
+
+// Brings the Telegram message of (channel, message id) to the newest text, one request at a time; the first text
+// creates it. A chat takes one delta edit a second, whichever live message it is for: an edit reserves its chat's
+// slot before it goes.
+auto telegram_plugin::live_update(binding b, std::string message_id, std::string text) -> awaitable<void> {
+  const std::string key = b.channel + "\n" + message_id;
+  const std::string chat = b.key + "\n" + b.chat_id;
+  {
+    std::lock_guard lock(mutex_);
+    auto& live = live_[key];
+    live.latest = first_part(text);
+    if (live.busy) co_return;  // the request on its way takes the newest text when it returns
+    live.busy = true;
+  }
+  for (;;) {
+    std::string telegram_id, want;
+    std::chrono::steady_clock::time_point next{};
+    {
+      std::lock_guard lock(mutex_);
+      auto it = live_.find(key);
+      if (it == live_.end()) co_return;  // the final took over
+      if (it->second.latest == it->second.shown) {
+        it->second.busy = false;
+        co_return;
+      }
+      telegram_id = it->second.telegram_id;
+      want = it->second.latest;
+      if (!telegram_id.empty()) {
+        auto now = std::chrono::steady_clock::now();
+        auto& slot = chat_edit_[chat];
+        if (slot + 1s > now) next = slot + 1s;
+        else slot = now;  // this edit's turn
+      }
+    }
+    if (next != std::chrono::steady_clock::time_point{}) {
+      co_await pause(next - std::chrono::steady_clock::now());
+      continue;  // newer text may have come meanwhile, or another message took the slot
+    }
+    // Two statements: GCC 12 miscompiles co_await inside a conditional expression.
+    api_reply r;
+    if (telegram_id.empty()) r = co_await send_message(b, want, std::chrono::steady_clock::now() + 10s);
+    else r = co_await edit_message(b, telegram_id, want);
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(key);
+    if (it == live_.end()) co_return;
+    if (!r.ok) {
+      it->second.busy = false;  // the final will send or edit the whole text
+      co_return;
+    }
+    if (telegram_id.empty() && r.result.is_object()) {
+      it->second.telegram_id = id_text(r.result.as_object().if_contains("message_id"));
+      auto now = std::chrono::steady_clock::now();
+      if (chat_edit_.size() > 1024) std::erase_if(chat_edit_, [&](const auto& e) { return e.second + 1s < now; });
+      chat_edit_[chat] = std::max(chat_edit_[chat], now);  // its first edit a second after it was created
+    }
+    it->second.shown = want;
+  }
+}
+
+// The live message of a final, taken over by it: its Telegram id, once no request of it is on its way (10 s at most).
+auto telegram_plugin::take_live(const std::string& channel, const std::string& message_id) -> awaitable<std::string> {
+  const std::string key = channel + "\n" + message_id;
+  for (int waited = 0;; ++waited) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = live_.find(key);
+      if (it == live_.end()) co_return std::string();
+      if (!it->second.busy || waited == 200) {
+        auto id = it->second.telegram_id;
+        live_.erase(it);
+        co_return id;
+      }
+    }
+    co_await pause(50ms);
+  }
+}
+
+auto telegram_plugin::send_text(binding b, std::string text, std::string message_id, completion done)
+    -> awaitable<void> {
+  auto deadline = std::chrono::steady_clock::now() + 25s;
+  std::string first_id, live_id;
+  if (!message_id.empty()) live_id = co_await take_live(b.channel, message_id);
+  auto parts = split_text(text, max_message_units);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i == 0 && !live_id.empty()) {
+      auto edited = co_await edit_message(b, live_id, parts[i]);
+      if (edited.ok) {
+        first_id = live_id;
+        continue;
+      }
+    }
+    auto r = co_await send_message(b, parts[i], deadline);
+    if (!r.ok) co_return done.ok(send_refused(b, r, !first_id.empty()));
+    if (first_id.empty() && r.result.is_object()) first_id = id_text(r.result.as_object().if_contains("message_id"));
+  }
+  done.ok(answers::send_delivered(b.chat_id + ":" + first_id));
+}
+
+auto telegram_plugin::send_tool(binding b, std::string text, completion done) -> awaitable<void> {
+  if (text.empty()) co_return done.fail(answers::invalid_argument("text must not be empty"));
+  // Telegram's own bound, the number the model was told (telegram_manifest.hpp).
+  if (utf16_units(text) > max_message_units)
+    co_return done.fail({"message_too_long", "at most 4,096 UTF-16 code units (most emoji count as two)", false});
+  auto r = co_await send_message(b, text, std::chrono::steady_clock::now() + 25s);
+  if (!r.ok || !r.result.is_object())
+    co_return done.fail({failure_code(b, r), "Telegram did not take the message", !r.reached()});
+  auto* id = r.result.as_object().if_contains("message_id");
+  done.ok(answers::tool_sent().with("message_id", id ? *id : json::value(nullptr)).json());
+}
+
+}  // namespace telegram

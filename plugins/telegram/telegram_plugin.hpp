@@ -1,0 +1,145 @@
+// The telegram plugin's class (docs/adapters.md "telegram"), on the adapter layer: a bot bound to a chat per channel,
+// one getUpdates long poll per bot token shared by its channels, restored channels checked through channel_checks,
+// every Bot API call on the adapter's own loop. Its parts live in their own files: the hooks, sign-in and restore
+// (telegram_plugin.cpp), text sends and live edits (telegram_live.cpp), media (telegram_media.cpp) and the poller
+// (telegram_poller.cpp).
+#pragma once
+
+#include "bot_api.hpp"
+#include "telegram_config.hpp"
+#include "telegram_updates.hpp"
+
+#include <xconn/adapter/channel_checks.hpp>
+#include <xconn/adapter/health_board.hpp>
+#include <xconn/adapter/network_adapter.hpp>
+#include <xconn/adapter/rate_limiter.hpp>
+#include <xconn/adapter/shared_consumers.hpp>
+
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace telegram {
+
+class telegram_plugin final : public xconn::adapter::network_adapter {
+ public:
+  template <class T>
+  using awaitable = boost::asio::awaitable<T>;
+  static constexpr auto call_timeout = std::chrono::seconds(15);
+  static constexpr std::size_t max_media_bytes = 50u << 20;  // above the Bot API's own 20 MB download limit
+  static constexpr bool verifies_restored_channels = true;
+
+  static std::string manifest();
+  static std::string validate_config(std::string_view section_json);
+
+  telegram_plugin(xconn::sdk::host host, std::string_view section_json);
+  ~telegram_plugin() override { halt(); }
+
+  void auth_start(std::string_view channel, std::string_view flow_id, std::string_view, std::string_view input_json,
+                  completion done) override;
+  void channel_restore(std::string_view channel, std::string_view, std::string_view credentials_json,
+                       completion done) override;
+  void auth_logout(std::string_view channel, completion done) override;
+  void channel_end(std::string_view channel, std::string_view reason, completion done) override;
+  void consumer_stop(std::string_view key, completion done) override;
+  void send(std::string_view channel, std::string_view reply_json, completion done) override;
+  void update(std::string_view channel, std::string_view message_id, std::string_view text_so_far,
+              completion done) override;
+  void activity(std::string_view channel, std::string_view status, std::string_view, completion done) override;
+  void invoke_tool(std::string_view channel, std::string_view tool_id, std::string_view arguments_json,
+                   std::string_view, completion done) override;
+
+ private:
+  struct binding {
+    std::string channel;
+    std::string token;
+    std::string key;      // token_key(token): the shared poller and the token's rate limit
+    std::string chat_id;  // Telegram's integer id, as text
+  };
+  // One assistant message shown live (deltas as edits), by channel and message id.
+  struct live_message {
+    std::string telegram_id;  // "" until sendMessage answered
+    std::string shown;        // the text Telegram has
+    std::string latest;       // the newest text the host gave
+    bool busy = false;        // a send or edit is on its way; it picks up `latest` when it returns
+  };
+  struct poller {
+    std::string token;
+    std::string key;
+    std::atomic<bool> stopping{false};
+  };
+  // One message of a polled page, for emit_page.
+  struct page_emit {
+    std::string channel;
+    std::string text;
+    long long update_id;
+    bool context;  // a quoted message: its loss is logged, not retried
+  };
+
+  void on_halting() override;
+  void on_halted() override { api_->close_idle(); }  // its sockets belong to the loop, dropped by now
+
+  // telegram_plugin.cpp: bindings, sign-in, restore, Bot API calls.
+  std::string token_key(std::string_view token) const;
+  std::optional<binding> binding_of(const std::string& channel);
+  void forget(const std::string& channel);
+  void bind(binding b);
+  void connect(const std::string& channel, const std::string& token, const std::string& chat_id);
+  void count(const std::string& method, const api_reply& r);
+  awaitable<api_reply> call(const std::string& token, const std::string& method, const boost::json::object& params,
+                            std::chrono::seconds timeout);
+  awaitable<api_reply> upload(const std::string& token, const std::string& method, const boost::json::object& fields,
+                              const file_part& file, std::chrono::seconds timeout);
+  awaitable<void> sign_in(std::string channel, std::string token, std::string chat_input, completion done);
+  awaitable<xconn::adapter::check_verdict> verify(const std::string& channel);
+
+  // telegram_live.cpp: text sends, live edits, failures.
+  awaitable<api_reply> send_message(const binding& b, const std::string& text,
+                                    std::chrono::steady_clock::time_point deadline);
+  awaitable<api_reply> edit_message(const binding& b, const std::string& telegram_id, const std::string& text);
+  std::string failure_code(const binding& b, const api_reply& r);
+  std::string send_refused(const binding& b, const api_reply& r, bool part_sent);
+  awaitable<void> chat_action(binding b);
+  awaitable<void> live_update(binding b, std::string message_id, std::string text);
+  awaitable<std::string> take_live(const std::string& channel, const std::string& message_id);
+  awaitable<void> send_text(binding b, std::string text, std::string message_id, completion done);
+  awaitable<void> send_tool(binding b, std::string text, completion done);
+
+  // telegram_media.cpp: files both ways.
+  std::optional<std::string> read_whole(const std::string& channel, const std::string& file_ref);
+  awaitable<api_reply> send_file(const binding& b, const boost::json::object& item, const std::string& caption,
+                                 std::string* media_type);
+  awaitable<void> send_files(binding b, std::string text, boost::json::array files, completion done);
+  awaitable<void> send_media_tool(binding b, boost::json::object args, completion done);
+  awaitable<std::optional<std::string>> fetch_media(const std::string& token, const media& file);
+  awaitable<std::string> store_file(const std::string& channel, const media& file, std::string bytes);
+
+  // telegram_poller.cpp: the long poll of one token and its pages' emits.
+  std::vector<std::string> channels_of(const std::string& key, const std::string& chat_id);
+  awaitable<void> poll(std::shared_ptr<poller> p);
+  awaitable<std::optional<long long>> emit_page(std::vector<page_emit> emits, std::string cursor_key,
+                                                std::string next, long long first);
+  awaitable<bool> keep(xconn::sdk::kv_batch batch);
+
+  settings settings_;
+  std::unique_ptr<bot_api> api_;
+  std::mutex mutex_;
+  std::map<std::string, binding> channels_;    // signed-in channels of this run, by channel id
+  std::map<std::string, binding> restored_;    // restored channels until verified: their token and chat
+  std::map<std::string, live_message> live_;   // by channel "\n" message id
+  std::map<std::string, std::chrono::steady_clock::time_point> chat_edit_;  // by token key "\n" chat id: the last
+                                                                            // delta edit (or creation), pruned
+  xconn::adapter::shared_consumers<poller> pollers_;  // by token key; the host's references are made in bind()
+  xconn::adapter::rate_limiter limits_;                // by token key: a 429's retry_after
+  xconn::adapter::health_board health_;
+  xconn::adapter::channel_checks checks_;
+};
+
+}  // namespace telegram
