@@ -23,28 +23,26 @@ inline std::variant<boost::json::object, body_error> read_inbound_body(std::stri
   boost::system::error_code ec;
   auto v = boost::json::parse(body, ec, {}, options);
   if (ec || !v.is_object()) return refuse("body", "must be a JSON object");
-  boost::json::object emit;
-  for (const auto& kv : v.as_object()) {
-    std::string key(kv.key());
-    const auto& value = kv.value();
-    if (key == "text" || key == "sender_id" || key == "sender_name" || key == "msg_id" || key == "channel_key" ||
-        key == "context_text") {
-      if (!value.is_string()) return refuse(key, "must be a string");
-    } else if (key == "at") {
-      if (!value.is_int64() || value.as_int64() < 0) return refuse(key, "must be unix milliseconds (a non-negative integer)");
-    } else if (key == "trigger") {
-      if (!value.is_bool()) return refuse(key, "must be a boolean");
-    } else {
-      return refuse(key, "unknown field");
+  auto& emit = v.as_object();
+  for (const auto& [key, value] : emit) {
+    std::string name(key);
+    if (name == "at") {
+      if (!value.is_int64() || value.as_int64() < 0) return refuse(name, "must be unix milliseconds (a non-negative integer)");
+    } else if (name == "trigger") {
+      if (!value.is_bool()) return refuse(name, "must be a boolean");
+    } else if (name != "text" && name != "sender_id" && name != "sender_name" && name != "msg_id" &&
+               name != "channel_key" && name != "context_text") {
+      return refuse(name, "unknown field");
+    } else if (!value.is_string()) {
+      return refuse(name, "must be a string");
     }
-    emit[key] = value;
   }
   auto* text = emit.if_contains("text");
   if (!text) return refuse("text", "required");
   auto* context = emit.if_contains("context_text");
   if (text->as_string().empty() && (!context || context->as_string().empty())) return refuse("text", "must not be empty");
   if (auto* id = emit.if_contains("msg_id"); id && id->as_string().empty()) return refuse("msg_id", "must not be empty");
-  return emit;
+  return std::move(emit);
 }
 
 }  // namespace webhook

@@ -241,6 +241,15 @@ class webhook_plugin final : public ad::network_adapter {
     host().kv_write(kv_batch().erase(channel_key(channel)));
   }
 
+  // Whether the channel's down flag changed (not for a channel signed out meanwhile).
+  bool set_down(const std::string& channel, bool down) {
+    std::lock_guard lock(mutex_);
+    auto it = channels_.find(channel);
+    if (it == channels_.end() || it->second.down == down) return false;
+    it->second.down = down;
+    return true;
+  }
+
   std::string last_channel_key(const std::string& channel) {
     std::lock_guard lock(mutex_);
     auto it = last_key_.find(channel);
@@ -304,12 +313,7 @@ class webhook_plugin final : public ad::network_adapter {
   // The receiver could not be reached (no answer, a timeout, a 5xx): the channel shows degraded and a probe checks
   // the receiver 1 s, 2 s, 4 s ... 60 s apart until it answers (the adapters' shared rule).
   void mark_down(const binding& b) {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = channels_.find(b.channel);
-      if (it == channels_.end() || it->second.down) return;
-      it->second.down = true;
-    }
+    if (!set_down(b.channel, true)) return;
     host().count("outages");
     set_channel_status(b.channel, "degraded", "target_unreachable");
     spawn(probe(b));
@@ -327,13 +331,7 @@ class webhook_plugin final : public ad::network_adapter {
       host().count("probes");
       auto r = co_await client_->head(b.url, signed_by(b, ""), std::chrono::seconds(settings_.attempt_timeout_s));
       if (!r.reached() || r.http_status >= 500) continue;
-      {
-        std::lock_guard lock(mutex_);
-        auto it = channels_.find(b.channel);
-        if (it == channels_.end() || !it->second.down) co_return;
-        it->second.down = false;
-      }
-      set_channel_status(b.channel, "connected");
+      if (set_down(b.channel, false)) set_channel_status(b.channel, "connected");
       co_return;
     }
   }
