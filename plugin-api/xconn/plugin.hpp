@@ -11,6 +11,10 @@
 //
 // No exception leaves the plugin: every trampoline catches and completes the call as an error with
 // "thrown": true (the host logs the text and answers a generic failure on the wire).
+//
+// Only the hooks the class overrides fill their C slots; one it leaves alone stays NULL, so the host's own rule for
+// a missing hook applies (plugin.h: a final fails with not_supported, a route answers 501, a manifest declaring a
+// feature without its hook is refused at load). The auth hooks go together: overriding any fills all four.
 #ifndef XCONN_PLUGIN_HPP
 #define XCONN_PLUGIN_HPP
 
@@ -28,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -143,11 +148,12 @@ class plugin {
     (void)connector_channel_id;
     done.ok();
   }
-  // Messaging: see plugin.h for the reply and the result send completes with.
+  // Messaging: see plugin.h for the reply and the result send completes with. Not overridden: the slot stays NULL
+  // and the host fails a final with not_supported; this body only answers a derived class that calls it.
   virtual void send(std::string_view connector_channel_id, std::string_view reply_json, completion done) {
     (void)connector_channel_id;
     (void)reply_json;
-    done.ok(R"({"ok":false,"error":"send_not_supported","retryable":false})");
+    done.ok(R"({"ok":false,"error":"not_supported","retryable":false})");
   }
   virtual void update(std::string_view connector_channel_id, std::string_view message_id,
                       std::string_view text_so_far, completion done) {
@@ -254,8 +260,56 @@ constexpr bool verifies_restored_channels() {
     return false;
 }
 
+// overrides_HOOK<Plugin>(): the class (or a base between it and plugin) overrides HOOK. &Plugin::HOOK names the
+// most derived declaration, so its type is plugin's own exactly when nobody overrode it. A name that is not one
+// plain member pointer (overloaded, or not accessible) counts as overridden: the slot is filled, as before.
+#define XCONN_SDK_OVERRIDES(hook)                                               \
+  template <class Plugin>                                                       \
+  constexpr bool overrides_##hook() {                                           \
+    if constexpr (requires { &Plugin::hook; })                                  \
+      return !std::is_same_v<decltype(&Plugin::hook), decltype(&plugin::hook)>; \
+    else                                                                        \
+      return true;                                                              \
+  }
+XCONN_SDK_OVERRIDES(auth_start)
+XCONN_SDK_OVERRIDES(auth_status)
+XCONN_SDK_OVERRIDES(auth_cancel)
+XCONN_SDK_OVERRIDES(auth_logout)
+XCONN_SDK_OVERRIDES(send)
+XCONN_SDK_OVERRIDES(update)
+XCONN_SDK_OVERRIDES(activity)
+XCONN_SDK_OVERRIDES(http)
+XCONN_SDK_OVERRIDES(http_request)
+XCONN_SDK_OVERRIDES(consumer_stop)
+XCONN_SDK_OVERRIDES(channel_end)
+#undef XCONN_SDK_OVERRIDES
+
+template <class Plugin>
+constexpr bool overrides_auth() {
+  return overrides_auth_start<Plugin>() || overrides_auth_status<Plugin>() || overrides_auth_cancel<Plugin>() ||
+         overrides_auth_logout<Plugin>();
+}
+
+// The trampoline of Method for a slot of type Slot, or NULL when the plugin does not serve it.
+template <class Slot, auto Method>
+Slot slot_if(bool served) {
+  if (!served) return nullptr;
+  Slot slot = &forward<Method>;
+  return slot;
+}
+
+inline void http_request_trampoline(void* p, xconn_call* call, const xconn_http_request* r) {
+  auto* self = static_cast<instance*>(p);
+  guarded(self->host, [&](xconn_call** rescue) {
+    plugin::http_request_view view{from_c(r->method), from_c(r->path),         from_c(r->path_param),
+                                   from_c(r->query),  from_c(r->headers_json), from_c(r->body)};
+    self->object->http_request(view, completion(self->host, call, rescue));
+  });
+}
+
 template <class Plugin>
 const xconn_plugin_api* table_for(uint32_t host_major) {
+  using api = xconn_plugin_api;
   if (host_major != XCONN_PLUGIN_API_MAJOR) return nullptr;
   static const std::string manifest(Plugin::manifest());
   static const std::string build = std::string("{\"version\":") + json_quote(XCONN_PLUGIN_BUILD_VERSION) +
@@ -309,27 +363,20 @@ const xconn_plugin_api* table_for(uint32_t host_major) {
       &forward<&plugin::start>,
       &forward<&plugin::stop>,
       &forward<&plugin::invoke_tool>,
-      &forward<&plugin::auth_start>,
-      &forward<&plugin::auth_status>,
-      &forward<&plugin::auth_cancel>,
-      &forward<&plugin::auth_logout>,
-      &forward<&plugin::send>,
-      &forward<&plugin::update>,
-      &forward<&plugin::activity>,
-      &forward<&plugin::http>,
-      &forward<&plugin::consumer_stop>,
-      verifies_restored_channels<Plugin>() ? &forward<&plugin::channel_restore, xconn_str, xconn_str, xconn_str>
-                                           : nullptr,
-      // on_http_request
-      [](void* p, xconn_call* call, const xconn_http_request* r) {
-        auto* self = static_cast<instance*>(p);
-        guarded(self->host, [&](xconn_call** rescue) {
-          plugin::http_request_view view{from_c(r->method), from_c(r->path),         from_c(r->path_param),
-                                         from_c(r->query),  from_c(r->headers_json), from_c(r->body)};
-          self->object->http_request(view, completion(self->host, call, rescue));
-        });
-      },
-      &forward<&plugin::channel_end, xconn_str, xconn_str>,
+      slot_if<decltype(api::xconn_plugin_on_auth_start), &plugin::auth_start>(overrides_auth<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_auth_status), &plugin::auth_status>(overrides_auth<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_auth_cancel), &plugin::auth_cancel>(overrides_auth<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_auth_logout), &plugin::auth_logout>(overrides_auth<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_send), &plugin::send>(overrides_send<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_update), &plugin::update>(overrides_update<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_activity), &plugin::activity>(overrides_activity<Plugin>()),
+      // http_request's default hands the request to http(): either override serves the routes.
+      slot_if<decltype(api::xconn_plugin_on_http), &plugin::http>(overrides_http<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_consumer_stop), &plugin::consumer_stop>(overrides_consumer_stop<Plugin>()),
+      slot_if<decltype(api::xconn_plugin_on_channel_restore), &plugin::channel_restore>(
+          verifies_restored_channels<Plugin>()),
+      overrides_http_request<Plugin>() ? &http_request_trampoline : nullptr,
+      slot_if<decltype(api::xconn_plugin_on_channel_end), &plugin::channel_end>(overrides_channel_end<Plugin>()),
   };
   return &table;
 }
