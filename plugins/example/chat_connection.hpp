@@ -21,7 +21,7 @@ namespace asio = boost::asio;
 using asio::awaitable;
 using xconn::adapter::check_verdict;
 
-class chat_connection {
+class chat_connection : public std::enable_shared_from_this<chat_connection> {
  public:
   enum class state { connecting, up, away, refused, stopped };
   struct events {
@@ -97,8 +97,8 @@ class chat_connection {
   awaitable<void> session(xconn::adapter::retry_backoff& backoff) {
     socket_ = asio::ip::tcp::socket(socket_.get_executor());
     deadline_.expires_after(sign_in_timeout_);  // a server that takes the connection but never answers is away too
-    deadline_.async_wait([this](boost::system::error_code ec) {
-      if (!ec && state_ != state::up) socket_.close(ec);
+    deadline_.async_wait([self = weak_from_this()](boost::system::error_code ec) {
+      if (auto c = self.lock(); c && !ec && c->state_ != state::up) c->socket_.close(ec);
     });
     asio::ip::tcp::resolver resolver(socket_.get_executor());
     co_await asio::async_connect(socket_, co_await resolver.async_resolve(host_, port_, asio::use_awaitable),
@@ -128,16 +128,17 @@ class chat_connection {
     }
   }
 
-  // Lines go out one after another, in the order written.
+  // Lines go out one after another, in the order written. The writer holds the connection until it is done.
   void write(std::string line) {
     out_.push_back(line + "\n");
-    if (out_.size() == 1) asio::co_spawn(socket_.get_executor(), flush(), asio::detached);
+    if (out_.size() == 1) asio::co_spawn(socket_.get_executor(), flush(shared_from_this()), asio::detached);
   }
-  awaitable<void> flush() {
-    while (!out_.empty()) {
-      auto [error, n] = co_await asio::async_write(socket_, asio::buffer(out_.front()), asio::as_tuple(asio::use_awaitable));
-      if (error) out_.clear();  // the read fails too, and the session ends
-      else out_.pop_front();
+  static awaitable<void> flush(std::shared_ptr<chat_connection> self) {
+    auto& out = self->out_;
+    while (!out.empty()) {
+      auto [error, n] = co_await asio::async_write(self->socket_, asio::buffer(out.front()), asio::as_tuple(asio::use_awaitable));
+      if (error) out.clear();  // the read fails too, and the session ends
+      else out.pop_front();
     }
   }
   awaitable<std::string> read_line() {

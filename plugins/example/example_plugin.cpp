@@ -209,7 +209,8 @@ class example_plugin final : public adapter::network_adapter {
     if (!channels_.contains(channel)) co_return done.ok(adapter::send_not_signed_in());
     auto connection = connections_.of(channel);
     std::replace(text.begin(), text.end(), '\n', ' ');  // one line per message
-    auto seq = connection ? co_await connection->send(text) : std::nullopt;
+    std::optional<long> seq;
+    if (connection) seq = co_await connection->send(text);
     done.ok(seq ? adapter::send_delivered(std::to_string(*seq)) : adapter::send_target_unreachable());
   }
 
