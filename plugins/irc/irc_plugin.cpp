@@ -135,6 +135,7 @@ class irc_plugin final : public ad::network_adapter {
   struct binding {
     std::string target;  // "#ops" or a nick
     std::string shown = "connected";  // what the host was last told: "connected" or "degraded" (the server away)
+    bool nick_held = false;           // the last check found the nick in use (a ghost of ours, most likely)
   };
 
   void on_halted() override {
@@ -189,13 +190,17 @@ class irc_plugin final : public ad::network_adapter {
   }
 
   // A restored channel holds its connection again at once (it keeps trying while the server is away); the checks
-  // show it connected once the server took the nick and the channel was joined (verify).
+  // show it connected once the server took the nick and the channel was joined (verify). While a ghost holds the
+  // nick the reason says so (nick_in_use) instead of target_unreachable.
   awaitable<void> restore(std::string channel, login l, completion done) {
     bind(channel, l);
     // A channel signed in before the keys were HMACs still holds the bare hash: let go of it (docs/irc.md).
     if (auto legacy = xconn::kit::legacy_consumer_key("irc-", session_material(l)); legacy != session_key(l))
       host().release_consumer(channel, legacy);
-    done.ok(co_await checks_.restore(channel));
+    auto report = co_await checks_.restore(channel);
+    auto b = channels_.find(channel);
+    done.ok(checks_.awaiting(channel) && b != channels_.end() && b->second.nick_held ? ad::report_degraded("nick_in_use")
+                                                                                  : report);
   }
 
   // Only the server's own refusal of the password, the nick or the channel is a verdict on the credential; anything
@@ -215,6 +220,7 @@ class irc_plugin final : public ad::network_adapter {
       unbind(channel);
       co_return ad::check_verdict::refused;
     }
+    if (auto b = channels_.find(channel); b != channels_.end()) b->second.nick_held = outcome == "nick_in_use";
     co_return outcome.empty() || s->registered() ? ad::check_verdict::accepted : ad::check_verdict::unreachable;
   }
 
