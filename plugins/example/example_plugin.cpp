@@ -201,7 +201,10 @@ class example_plugin final : public adapter::network_adapter {
       health_.set(key, "");
       std::vector<std::string> unbound;
       connections_.take(key, &unbound);
-      for (const auto& channel : unbound) set_channel_status(channel, "revoked");
+      for (const auto& channel : unbound) {
+        channels_.erase(channel);
+        set_channel_status(channel, "revoked");
+      }
     }
   }
 

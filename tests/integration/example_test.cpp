@@ -196,5 +196,17 @@ TEST_F(example_adapter, a_server_that_goes_away_turns_the_channel_degraded_and_c
   EXPECT_EQ(chat.sign_ins(), 2);
 }
 
+TEST_F(example_adapter, a_password_refused_on_a_reconnect_turns_the_channel_revoked) {
+  auto channel = bound();
+  ASSERT_FALSE(channel.empty());
+  chat.go_away();
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "degraded"; }, 10s)) << status_of(channel);
+  chat.set_password("bob", "changed-meanwhile");
+  chat.come_back();
+  ASSERT_TRUE(wait_until([&] { return status_of(channel) == "revoked"; }, 10s)) << status_of(channel);
+  auto p = reply(channel, "after-revoke", "still there?");
+  EXPECT_EQ(text_of(p, "code"), "connection_not_authenticated") << json::serialize(p);
+}
+
 }  // namespace example_cases
 }  // namespace xconn::test
