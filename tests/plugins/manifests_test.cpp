@@ -3,6 +3,7 @@
 #include "core/plugin_host/plugin_manifest.hpp"
 
 #include "echo/echo_manifest.hpp"
+#include "example/example_manifest.hpp"
 #include "irc/irc_manifest.hpp"
 #include "telegram/telegram_manifest.hpp"
 #include "webhook/webhook_manifest.hpp"
@@ -34,10 +35,15 @@ TEST(PluginManifests, webhook_passes_the_host_checks) {
   expect_host_accepts(webhook::manifest_json("1.2.3"), "webhook");
 }
 
+TEST(PluginManifests, example_passes_the_host_checks) {
+  expect_host_accepts(example::manifest_json("1.2.3"), "example");
+}
+
 // The check has teeth: the same manifests, each broken in one field, are refused.
 TEST(PluginManifests, a_broken_manifest_is_refused) {
-  for (const std::string& good : {echo::manifest_json("1.2.3"), telegram::manifest_json("1.2.3"),
-                                  irc::manifest_json("1.2.3"), webhook::manifest_json("1.2.3")}) {
+  for (const std::string& good : {echo::manifest_json("1.2.3"), example::manifest_json("1.2.3"),
+                                  telegram::manifest_json("1.2.3"), irc::manifest_json("1.2.3"),
+                                  webhook::manifest_json("1.2.3")}) {
     auto without_card = boost::json::parse(good).as_object();
     without_card.erase("card");
     EXPECT_FALSE(xconn::parse_manifest(boost::json::serialize(without_card), build_facts));
