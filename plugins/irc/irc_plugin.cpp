@@ -10,7 +10,6 @@
 #include "kit/consumer_key.hpp"
 #include "kit/emit_refusal.hpp"
 #include "kit/json_fields.hpp"
-#include "kit/tls_client.hpp"
 #include "kit/utf8_bound.hpp"
 
 #include <xconn/adapter/answers.hpp>
@@ -18,6 +17,7 @@
 #include <xconn/adapter/health_board.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/shared_consumers.hpp>
+#include <xconn/adapter/tls_client.hpp>
 
 #include <boost/json.hpp>
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
@@ -67,7 +67,7 @@ class irc_plugin final : public ad::network_adapter {
 
   irc_plugin(xconn::sdk::host host, std::string_view section_json) : network_adapter(host, "irc") {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
-    if (auto refused = xconn::kit::trust_for_clients(tls_, settings_.ca_file); !refused.empty())
+    if (auto refused = xconn::adapter::trust_for_clients(tls_, settings_.ca_file); !refused.empty())
       host.warn("irc: " + refused + "; only the system store is trusted");
   }
   ~irc_plugin() override { halt(); }

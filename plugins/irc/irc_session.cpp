@@ -1,9 +1,9 @@
 #include "irc_session.hpp"
 
 #include "irc_replies.hpp"
-#include "kit/tls_client.hpp"
 
 #include <xconn/adapter/retry_backoff.hpp>
+#include <xconn/adapter/tls_client.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -117,7 +117,7 @@ awaitable<std::string> session::connect_and_register() {
     co_await l->plain->async_connect(co_await resolver.async_resolve(options_.host, options_.port, use_awaitable),
                                      use_awaitable);
     if (options_.tls) {
-      l->tls = co_await xconn::kit::start_tls(*l->plain, tls_context_, options_.host);
+      l->tls = co_await xconn::adapter::start_tls(*l->plain, tls_context_, options_.host);
       l->plain.reset();
     }
   } catch (const boost::system::system_error&) {
