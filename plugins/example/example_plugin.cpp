@@ -73,8 +73,10 @@ class example_plugin final : public adapter::network_adapter {
     auto input = parse_object(input_json);
     login l{field(input, "server"), field(input, "user"), field(input, "password")};
     if (flow_id != "chat_login") return done.fail(adapter::no_such_auth_flow());
-    if (l.server.find(':') == std::string::npos || l.user.find(' ') != std::string::npos)
-      return done.fail(adapter::invalid_input("server: host:port; user: one word"));
+    // Each goes into one protocol line: a line break would start another.
+    if (l.server.find(':') == std::string::npos || l.user.empty() || l.user.find_first_of(" \r\n") != std::string::npos ||
+        l.password.find_first_of("\r\n") != std::string::npos)
+      return done.fail(adapter::invalid_input("server: host:port; user: one word; password: one line"));
     spawn(sign_in(std::string(channel), std::move(l), std::move(done)));
   }
 
@@ -211,7 +213,7 @@ class example_plugin final : public adapter::network_adapter {
   awaitable<void> deliver(std::string channel, std::string text, completion done) {
     if (!channels_.contains(channel)) co_return done.ok(adapter::send_not_signed_in());
     auto connection = connections_.of(channel);
-    std::replace(text.begin(), text.end(), '\n', ' ');  // one line per message
+    std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');  // one line
     std::optional<long> seq;
     if (connection) seq = co_await connection->send(text);
     done.ok(seq ? adapter::send_delivered(std::to_string(*seq)) : adapter::send_target_unreachable());

@@ -131,13 +131,17 @@ TEST_F(example_adapter, two_channels_of_one_user_share_one_connection_and_each_g
   }
 }
 
-TEST_F(example_adapter, a_final_goes_out_as_one_send) {
+// A line break in a final (or a sign-in field) never starts a protocol line of its own.
+TEST_F(example_adapter, a_final_goes_out_as_one_send_whatever_its_line_breaks) {
+  auto refused = dp->auth_start(dp->open(), "chat_login", login(bob_password + "\nSEND injected"));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(error_code(*refused), "invalid_input") << json::serialize(*refused);
   auto channel = bound();
   ASSERT_FALSE(channel.empty());
-  auto p = reply(channel, "final-1", "the report is in the drive");
+  auto p = reply(channel, "final-1", "the report\r\nSEND is in the drive");
   EXPECT_EQ(text_of(p, "status"), "accepted") << json::serialize(p);
   EXPECT_TRUE(wait_until([&] { return chat.sent().size() == 1; }, 5s));
-  ASSERT_EQ(chat.sent(), std::vector<std::string>{"bob: the report is in the drive"});
+  ASSERT_EQ(chat.sent(), std::vector<std::string>{"bob: the report  SEND is in the drive"});
 }
 
 TEST_F(example_adapter, a_restart_restores_the_channel_and_replays_no_message_it_already_emitted) {
