@@ -1,25 +1,21 @@
-// The Telegram Bot API over HTTP(S), as the plugin's own event loop speaks it: one call, one file download, one
-// multipart upload, each an Asio coroutine with a deadline. TLS is verified against the system store (plus
-// config.ca_file) with the host name checked. The bot token is part of every URL: no error text here ever
-// contains a URL, a request or a response body.
+// The Telegram Bot API over the adapter layer's HTTP client (<xconn/adapter/http_client.hpp>): one call, one file
+// download, one multipart upload, each an Asio coroutine with a deadline, read into Telegram's answer shape. The bot
+// token is part of every URL: no error text here ever contains a URL, a request or a response body.
 #pragma once
 
 #include "api_endpoint.hpp"
 #include "proxy_url.hpp"
 
+#include <xconn/adapter/http_client.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
-#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace telegram {
 
@@ -52,7 +48,7 @@ class bot_api {
           std::optional<proxy_url> proxy = std::nullopt);
 
   // Closes the kept connections: before the io_context they belong to goes (the plugin's halt).
-  void close_idle() { idle_.clear(); }
+  void close_idle() { client_.close_idle(); }
 
   boost::asio::awaitable<api_reply> call(const std::string& token, const std::string& method,
                                          const boost::json::object& params, std::chrono::seconds timeout);
@@ -65,26 +61,10 @@ class bot_api {
                                              std::string* body);
 
  private:
-  struct request;
-  using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
-  // One connection to the Bot API (through the proxy's tunnel, when there is one): plain or TLS.
-  struct connection {
-    std::unique_ptr<boost::beast::tcp_stream> plain;
-    std::unique_ptr<tls_stream> tls;
-  };
-  static constexpr std::size_t max_idle = 4;  // kept for reuse; a long poll holds one more while it waits
+  static xconn::adapter::http_client::options options_for(const std::string& ca_file, std::optional<proxy_url> proxy);
 
-  boost::asio::awaitable<connection> open(std::chrono::seconds timeout, std::string& step);
-  boost::asio::awaitable<void> http_tunnel(boost::beast::tcp_stream& proxy);
-  boost::asio::awaitable<void> socks5_tunnel(boost::beast::tcp_stream& proxy);
-  boost::asio::awaitable<api_reply> exchange(request req, std::chrono::seconds timeout, std::string* raw_body,
-                                             std::size_t max_bytes);
-
-  boost::asio::io_context& io_;
   api_endpoint endpoint_;
-  std::optional<proxy_url> proxy_;
-  boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
-  std::vector<connection> idle_;  // reused connections (the plugin's one event-loop thread only)
+  xconn::adapter::http_client client_;  // one event-loop thread only
 };
 
 }  // namespace telegram

@@ -1,25 +1,18 @@
-// POSTs to a channel's receiver (its outbound_url) over HTTP or HTTPS, as the plugin's own event loop speaks it:
-// each POST an Asio coroutine with a deadline, connections kept per receiver and reused. TLS is verified against
-// the system store (plus config.ca_file) with the host name checked. No error text here ever holds a URL, a
-// header or a body: the URL may carry a receiver's token, and the signature is a secret's work.
+// POSTs to a channel's receiver (its outbound_url) over the adapter layer's HTTP client
+// (<xconn/adapter/http_client.hpp>): connections kept per receiver and reused, TLS verified against the system store
+// (plus config.ca_file) with the host name checked. No error text here ever holds a URL, a header or a body: the URL
+// may carry a receiver's token, and the signature is a secret's work.
 #pragma once
 
 #include "webhook_url.hpp"
 
+#include <xconn/adapter/http_client.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <chrono>
-#include <map>
-#include <memory>
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace webhook {
 
@@ -39,9 +32,9 @@ class receiver_client {
   receiver_client(boost::asio::io_context& io, const std::string& ca_file, std::string* error);
 
   // Closes the kept connections: before the io_context they belong to goes (the plugin's halt).
-  void close_idle() { idle_.clear(); }
+  void close_idle() { client_.close_idle(); }
 
-  using header_list = std::vector<std::pair<std::string, std::string>>;
+  using header_list = xconn::adapter::header_list;
   boost::asio::awaitable<post_result> post(const receiver_url& url, const std::string& body, const header_list& headers,
                                            std::chrono::milliseconds timeout);
   // A HEAD of the URL: whether the receiver answers at all (the outage probe; nothing is delivered).
@@ -49,22 +42,10 @@ class receiver_client {
                                            std::chrono::milliseconds timeout);
 
  private:
-  using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
-  struct connection {
-    std::unique_ptr<boost::beast::tcp_stream> plain;
-    std::unique_ptr<tls_stream> tls;
-  };
-  static constexpr std::size_t max_idle_per_receiver = 8;
-  static constexpr std::size_t max_receivers_kept = 256;
-
-  boost::asio::awaitable<post_result> send(boost::beast::http::request<boost::beast::http::string_body> req,
-                                           const receiver_url& url, const header_list& headers,
+  boost::asio::awaitable<post_result> send(const receiver_url& url, xconn::adapter::http_request req,
                                            std::chrono::milliseconds timeout);
-  boost::asio::awaitable<connection> open(const receiver_url& url, std::chrono::milliseconds timeout, std::string& step);
 
-  boost::asio::io_context& io_;
-  boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
-  std::map<std::string, std::vector<connection>> idle_;  // by scheme, host and port (the event-loop thread only)
+  xconn::adapter::http_client client_;  // one event-loop thread only
 };
 
 }  // namespace webhook
