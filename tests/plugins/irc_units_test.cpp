@@ -1,7 +1,7 @@
 // The irc plugin's own rules, tested directly (plugins/irc/*.hpp) and through its C ABI table: lines parsed from
 // any bytes (IRCv3 tags, prefixes, trailing parameters, hostile input), finals split within 400 bytes on UTF-8
 // boundaries, CTCP, the login form and the config section refused with the field named (never its value).
-#include "plugins/kit/retry_backoff.hpp"
+#include <xconn/adapter/retry_backoff.hpp>
 #include "plugins/irc/irc_input.hpp"
 #include "plugins/irc/irc_line.hpp"
 #include "plugins/irc/irc_text.hpp"
@@ -188,7 +188,7 @@ namespace irc_units {
 
 // The adapters' shared rule: 1 s doubling, capped at 60 s (it was 30 s); a new backoff starts at 1 s again.
 TEST(IrcBackoff, ReconnectWaitsDoubleFromOneSecondAndStopAtSixty) {
-  xconn::kit::retry_backoff b;
+  xconn::adapter::retry_backoff b;
   std::vector<long long> waits;
   for (int i = 0; i < 9; ++i) waits.push_back(b.next().count());
   EXPECT_EQ(waits, (std::vector<long long>{1, 2, 4, 8, 16, 32, 60, 60, 60}));

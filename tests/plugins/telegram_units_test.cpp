@@ -4,7 +4,7 @@
 // the chat, the backoff of a restored channel's checks, and a file's type and name from its bytes.
 #include "plugins/telegram/api_endpoint.hpp"
 #include "plugins/telegram/file_kind.hpp"
-#include "plugins/kit/retry_backoff.hpp"
+#include <xconn/adapter/retry_backoff.hpp>
 #include "plugins/telegram/telegram_text.hpp"
 #include "plugins/telegram/telegram_verdict.hpp"
 #include "support/abi_test_host.hpp"
@@ -101,7 +101,7 @@ TEST(TelegramVerdict, OnlyTelegramsOwnRefusalsCondemnTheTokenOrTheChat) {
 }
 
 TEST(TelegramBackoff, ChecksWaitOneSecondDoublingToSixty) {
-  xconn::kit::retry_backoff b;
+  xconn::adapter::retry_backoff b;
   std::vector<long> waits;
   for (int i = 0; i < 9; ++i) waits.push_back(static_cast<long>(b.next().count()));
   EXPECT_EQ(waits, (std::vector<long>{1, 2, 4, 8, 16, 32, 60, 60, 60}));
