@@ -2,12 +2,11 @@
 // clear reason and the server keeps serving.
 #include "core/plugin_host/connector_registry.hpp"
 
+#include "support/registry_fixture.hpp"
 #include "support/server_fixture.hpp"
 #include "support/wire_client.hpp"
 
 #include <gtest/gtest.h>
-
-#include <boost/asio/executor_work_guard.hpp>
 
 #include <future>
 #include <thread>
@@ -112,27 +111,9 @@ TEST(loader, the_config_digest_follows_the_section_but_not_auth_values) {
 }
 
 // The connector itself: calls run on the pool, answers come back once, limits are the host's.
-class connector_calls : public ::testing::Test {
+class connector_calls : public registry_fixture {
  protected:
-  void SetUp() override {
-    std::filesystem::create_directories(dir.path() / "plugins");
-    for (auto name : {"thrower.so", "second.so"})
-      std::filesystem::copy_file(fixture_plugin_dir() / name, dir.path() / "plugins" / name);
-    std::filesystem::copy_file(plugin_dir() / "echo.so", dir.path() / "plugins" / "echo.so");
-    cfg.plugins.dir = (dir.path() / "plugins").string();
-    cfg.store.path = (dir.path() / "store").string();
-    registry = std::make_unique<connector_registry>(cfg, io, pool);
-    registry->load_all();
-    io_thread = std::thread([this] { io.run(); });
-  }
-  void TearDown() override {
-    registry->stop_all();
-    work.reset();
-    io.stop();
-    io_thread.join();
-    pool.join();
-    registry.reset();
-  }
+  connector_calls() : registry_fixture({"thrower.so", "second.so"}, {"echo.so"}) {}
 
   call_result invoke(const std::string& plugin, const std::string& tool, const std::string& args,
                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
@@ -147,14 +128,6 @@ class connector_calls : public ::testing::Test {
     EXPECT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
     return future.get();
   }
-
-  temp_dir dir;
-  config cfg;
-  boost::asio::io_context io;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{io.get_executor()};
-  boost::asio::thread_pool pool{2};
-  std::unique_ptr<connector_registry> registry;
-  std::thread io_thread;
 };
 
 TEST_F(connector_calls, results_errors_and_throws_come_back_once) {

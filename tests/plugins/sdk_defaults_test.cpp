@@ -4,14 +4,12 @@
 #include "core/plugin_host/connector_registry.hpp"
 #include "core/plugin_host/plugin_library.hpp"
 
+#include "support/registry_fixture.hpp"
 #include "support/test_support.hpp"
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-
 #include <future>
-#include <thread>
 
 namespace xconn::test {
 namespace {
@@ -55,34 +53,9 @@ TEST(SdkDefaults, the_real_plugins_still_load) {
   }
 }
 
-class sdk_defaults_host : public ::testing::Test {
+class sdk_defaults_host : public registry_fixture {
  protected:
-  void SetUp() override {
-    std::filesystem::create_directories(dir.path() / "plugins");
-    for (auto name : {"partial.so", "partial-typing.so"})
-      std::filesystem::copy_file(fixture_plugin_dir() / name, dir.path() / "plugins" / name);
-    cfg.plugins.dir = (dir.path() / "plugins").string();
-    cfg.store.path = (dir.path() / "store").string();
-    registry = std::make_unique<connector_registry>(cfg, io, pool);
-    registry->load_all();
-    io_thread = std::thread([this] { io.run(); });
-  }
-  void TearDown() override {
-    registry->stop_all();
-    work.reset();
-    io.stop();
-    io_thread.join();
-    pool.join();
-    registry.reset();
-  }
-
-  temp_dir dir;
-  config cfg;
-  boost::asio::io_context io;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{io.get_executor()};
-  boost::asio::thread_pool pool{2};
-  std::unique_ptr<connector_registry> registry;
-  std::thread io_thread;
+  sdk_defaults_host() : registry_fixture({"partial.so", "partial-typing.so"}) {}
 };
 
 TEST_F(sdk_defaults_host, a_final_to_a_plugin_without_send_is_not_supported) {
