@@ -2,10 +2,8 @@
 // the fake chat server (support/fake_chat) on loopback: sign-in and its refusal, one connection for every channel of
 // a (server, user), each room message emitted once (a restart does not replay it: the cursor is in the host's kv),
 // a final sent, a restore that verifies before connected (and revokes a changed password), and an outage.
-#include "support/data_plane.hpp"
+#include "support/adapter_channel_fixture.hpp"
 #include "support/fake_chat.hpp"
-#include "support/server_fixture.hpp"
-#include "support/wire_client.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,55 +22,18 @@ using namespace std::chrono_literals;
 
 const std::string bob_password = "planted-chat-pass-41e0";
 
-class example_adapter : public ::testing::Test {
+class example_adapter : public adapter_channel_fixture {
  protected:
-  void SetUp() override {
-    server.start();
-    dp = dp_client::connect(server.port(), server.key(), "example");
-    ASSERT_TRUE(dp);
-  }
-  void TearDown() override {
-    dp.reset();
-    server.stop();
-  }
+  example_adapter()
+      : adapter_channel_fixture(
+            "example", [](config& c) { c.connectors["example"].config = json::object{{"sign_in_timeout_s", 2}}; }) {}
 
   json::object login(const std::string& password = bob_password) {
     return {{"server", chat.address()}, {"user", "bob"}, {"password", password}};
   }
   std::string bound() { return dp->open_signed_in("chat_login", login()); }
-  // Stops xconn, lets `meanwhile` happen, starts xconn again on the same store and opens the channels again.
-  template <class Meanwhile>
-  void restart(const std::vector<std::string>& channels, Meanwhile meanwhile) {
-    auto connector_id = dp->connector_id();
-    dp.reset();
-    server.stop();
-    meanwhile();
-    server.start();
-    dp = dp_client::connect(server.port(), server.key(), "example", {{"connector_id", connector_id}});
-    ASSERT_TRUE(dp);
-    for (const auto& channel : channels) ASSERT_TRUE(dp->open_channel(channel));
-  }
-  std::string status_of(const std::string& channel) {
-    auto d = dp->get_descriptor(channel);
-    return d ? text_of(descriptor_in(*d)["connection"].as_object(), "status") : "";
-  }
-  // The next chat.message on channel, acked.
-  std::optional<json::object> next_message(const std::string& channel, std::chrono::milliseconds deadline = 10s) {
-    auto m = dp->next_push("chat.message", channel, deadline);
-    if (!m) return std::nullopt;
-    auto p = payload_of(*m);
-    dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
-    return p;
-  }
-  json::object reply(const std::string& channel, const std::string& message_id, const std::string& text) {
-    auto ack = dp->request("chat.message", {{"message_id", message_id}, {"text", text}}, channel, 15s);
-    return ack ? payload_of(*ack) : json::object{};
-  }
 
   fake_chat chat{{{"bob", bob_password}}};
-  server_fixture server{{"example.so"},
-                        [](config& c) { c.connectors["example"].config = json::object{{"sign_in_timeout_s", 2}}; }};
-  std::unique_ptr<dp_client> dp;
 };
 
 TEST_F(example_adapter, a_sign_in_binds_the_room_and_a_wrong_password_is_refused) {

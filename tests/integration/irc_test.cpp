@@ -3,6 +3,7 @@
 // server killed and started again, a restart of xconn, and the server password nowhere but the sealed store.
 #include "core/base/crypto.hpp"
 #include "core/channels/consumer_registry.hpp"
+#include "support/adapter_channel_fixture.hpp"
 #include "support/daemon_process.hpp"
 #include "support/data_plane.hpp"
 #include "support/irc_test_client.hpp"
@@ -35,18 +36,12 @@ using namespace std::chrono_literals;
 
 const std::string irc_password = "planted-irc-pass-5c1e";
 
-class irc_target : public ::testing::Test {
+class irc_target : public adapter_channel_fixture {
  protected:
-  explicit irc_target(const std::string& server_password = "") : ircd(server_password), password(server_password) {}
-  void SetUp() override {
-    server.start();
-    dp = dp_client::connect(server.port(), server.key(), "irc");
-    ASSERT_TRUE(dp);
-  }
-  void TearDown() override {
-    dp.reset();
-    server.stop();
-  }
+  explicit irc_target(const std::string& server_password = "")
+      : adapter_channel_fixture("irc", [](config& c) { c.connectors["irc"].config = json::object{}; }),
+        ircd(server_password),
+        password(server_password) {}
 
   json::object login(const std::string& nick, const std::string& target) {
     json::object input{{"server", ircd.address()}, {"nick", nick}, {"target", target}};
@@ -66,19 +61,9 @@ class irc_target : public ::testing::Test {
     auto h = http_get(server.port(), "/connectors/irc/health", server.key()).json();
     return h.is_object() ? h.at("adapter").as_object() : json::object{};
   }
-  // The next chat.message on channel, acked.
-  std::optional<json::object> next_message(const std::string& channel, std::chrono::milliseconds deadline = 10s) {
-    auto m = dp->next_push("chat.message", channel, deadline);
-    if (!m) return std::nullopt;
-    auto p = payload_of(*m);
-    dp->send("chat.message.ack", {{"message_id", p.at("message_id")}, {"status", "accepted"}}, channel);
-    return p;
-  }
 
   ngircd_server ircd;
   std::string password;
-  server_fixture server{{"irc.so"}, [](config& c) { c.connectors["irc"].config = json::object{}; }};
-  std::unique_ptr<dp_client> dp;
 };
 
 class irc_with_password : public irc_target {
