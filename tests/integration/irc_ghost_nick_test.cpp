@@ -12,7 +12,6 @@
 
 namespace xconn::test {
 namespace irc_ghost_nick_cases {
-namespace json = boost::json;
 using namespace std::chrono_literals;
 
 class irc_ghost_nick : public irc_outage_fixture {};
