@@ -3,20 +3,16 @@
 #include "irc_replies.hpp"
 
 #include <xconn/adapter/retry_backoff.hpp>
-#include <xconn/adapter/tls_client.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 namespace irc {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 using asio::awaitable;
 using asio::use_awaitable;
 using namespace std::chrono_literals;
@@ -24,6 +20,7 @@ using namespace std::chrono_literals;
 namespace {
 constexpr auto keepalive_interval = 90s;            // a PING when the server said nothing for this long
 constexpr auto dead_after = 240s;                   // nothing read for this long: the connection is gone
+constexpr auto write_timeout = 60s;                 // a line the server takes nothing of for this long: gone too
 constexpr std::size_t max_line_bytes = 8191 + 512;  // IRCv3 tags plus an RFC 1459 line
 
 // Waits on timer until it fires or is cancelled.
@@ -41,18 +38,9 @@ awaitable<bool> one_shot::wait(clock::time_point deadline) {
   co_return done;
 }
 
-void session::link::shut() {
-  if (!open) return;
-  open = false;
-  boost::system::error_code ec;
-  auto& socket = tls ? beast::get_lowest_layer(*tls).socket() : plain->socket();
-  socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket.close(ec);
-}
-
 session::session(asio::io_context& io, asio::ssl::context& tls, session_options options, session_events events)
-    : io_(io), tls_context_(tls), options_(std::move(options)), events_(std::move(events)), writer_wake_(io),
-      backoff_(io), reader_wake_(io) {}
+    : io_(io), tls_context_(tls), options_(std::move(options)), events_(std::move(events)), paced_wake_(io),
+      backoff_(io) {}
 
 void session::run() { asio::co_spawn(io_, lifetime(), asio::detached); }
 
@@ -60,13 +48,14 @@ void session::close() {
   if (closing_) return;
   closing_ = true;
   backoff_.cancel();
-  if (link_ && registered_) return send_now(build_line("QUIT", {"xconn"}));  // the writer closes the link once it went
-  drop_connection();
+  if (!link_ || !registered_) return drop_connection();
+  send_now(build_line("QUIT", {"xconn"}));
+  link_->close_after_writes();  // the reader then sees the end and drops it
 }
 
 void session::abandon() {
   closing_ = true;
-  if (link_) link_->shut();
+  if (link_) link_->close();
 }
 
 // Connects, registers, serves until the connection is lost, and again after a backoff, until closed or refused.
@@ -107,28 +96,33 @@ awaitable<std::string> session::connect_and_register() {
   registration_outcome_.clear();
   lost_ = std::make_shared<one_shot>();
   offered_caps_.clear();
-  control_.clear();
   auto deadline = clock::now() + options_.connect_timeout;
-  auto l = std::make_shared<link>();
-  l->plain = std::make_unique<beast::tcp_stream>(io_);
+  auto c = std::make_shared<xconn::adapter::line_connection>(
+      io_, xconn::adapter::line_options{
+               .host = options_.host,
+               .port = options_.port,
+               .tls = options_.tls ? &tls_context_ : nullptr,
+               .connect_timeout = options_.connect_timeout,
+               .max_line_bytes = max_line_bytes,
+               .max_unanswered = options_.max_emits_in_flight,
+               .write_timeout = write_timeout,
+               .min_gap = std::chrono::duration_cast<clock::duration>(1s) / options_.lines_per_second,
+               .line_end = "",  // build_line ends each line
+               .ping = build_line("PING", {"xconn"}),
+               .ping_after = keepalive_interval,
+               .dead_after = dead_after,
+               .count = [events = events_](const char* what) { events.on_count(what); },
+           });
   try {
-    l->plain->expires_at(deadline);
-    asio::ip::tcp::resolver resolver(io_);
-    co_await l->plain->async_connect(co_await resolver.async_resolve(options_.host, options_.port, use_awaitable),
-                                     use_awaitable);
-    if (options_.tls) {
-      l->tls = co_await xconn::adapter::start_tls(*l->plain, tls_context_, options_.host);
-      l->plain.reset();
-    }
+    co_await c->connect();
   } catch (const boost::system::system_error&) {
     events_.on_count("connect_failures");
     settle_registration("target_unreachable");  // a restore waiting in ready() hears it now, not at its deadline
     co_return "target_unreachable";
   }
-  (l->tls ? beast::get_lowest_layer(*l->tls) : *l->plain).expires_never();
-  link_ = l;
-  asio::co_spawn(io_, read_lines(l), asio::detached);
-  asio::co_spawn(io_, write_lines(l), asio::detached);
+  link_ = c;
+  asio::co_spawn(io_, read_lines(c), asio::detached);
+  asio::co_spawn(io_, feed_paced(c), asio::detached);
   // CAP LS first: a server with IRCv3 holds registration until CAP END; one without answers 421, harmlessly.
   send_now(build_line("CAP", {"LS", "302"}));
   if (!options_.password.empty()) send_now(build_line("PASS", {options_.password}));
@@ -144,117 +138,46 @@ void session::settle_registration(const std::string& outcome) {
   registration_outcome_ = outcome;
   registered_ = outcome.empty();
   registration_->set();
+  paced_wake_.cancel();
 }
 
 void session::drop_connection() {
-  if (link_) link_->shut();
-  reader_wake_.cancel();
+  if (link_) link_->close();
   link_.reset();
   registered_ = false;
-  control_.clear();
-  wake_writer();
+  paced_wake_.cancel();
   lost_->set();
   settle_registration("target_unreachable");  // no-op once settled
 }
 
-awaitable<void> session::read_lines(std::shared_ptr<link> l) {
+awaitable<void> session::read_lines(std::shared_ptr<xconn::adapter::line_connection> c) {
   auto self = shared_from_this();
-  std::string buffer;
-  char chunk[4096];
-  try {
-    while (l->open) {
-      std::size_t n = 0;
-      if (l->tls)
-        n = co_await l->tls->async_read_some(asio::buffer(chunk), use_awaitable);
-      else
-        n = co_await l->plain->async_read_some(asio::buffer(chunk), use_awaitable);
-      buffer.append(chunk, n);
-      l->last_read = clock::now();
-      std::size_t start = 0;
-      for (auto end = buffer.find('\n'); end != std::string::npos; end = buffer.find('\n', start)) {
-        std::string_view text(buffer.data() + start, end - start);
-        start = end + 1;
-        if (text.ends_with('\r')) text.remove_suffix(1);
-        if (emits_in_flight_ >= options_.max_emits_in_flight) events_.on_count("read_pauses");
-        while (l->open && emits_in_flight_ >= options_.max_emits_in_flight) {
-          // The keepalive must not read a paused reader as a dead server: the server is not the one that is late.
-          l->last_read = clock::now();
-          reader_wake_.expires_after(keepalive_interval / 3);
-          co_await sleep_on(reader_wake_);
-        }
-        if (!l->open) co_return;
-        if (auto parsed = parse_line(text)) handle(*parsed);
-        if (!l->open) co_return;
-      }
-      buffer.erase(0, start);
-      if (buffer.size() > max_line_bytes) break;  // a line without an end: not IRC
-    }
-  } catch (const boost::system::system_error&) {
+  while (auto text = co_await c->read_line()) {
+    if (auto parsed = parse_line(*text)) handle(*parsed);
+    if (!c->open()) break;
   }
-  if (link_ == l) drop_connection();
+  if (link_ == c) drop_connection();
 }
 
-std::shared_ptr<void> session::hold_emit_slot() {
-  ++emits_in_flight_;
-  // The host answers on its own threads: the count is only ever changed on the event loop.
-  return std::shared_ptr<void>(nullptr, [weak = weak_from_this(), &io = io_](void*) {
-    asio::post(io, [weak] {
-      if (auto self = weak.lock()) self->emit_answered();
-    });
-  });
-}
+std::shared_ptr<void> session::hold_emit_slot() { return link_ ? link_->hold() : std::shared_ptr<void>(); }
 
-void session::emit_answered() {
-  if (emits_in_flight_ > 0) --emits_in_flight_;
-  if (emits_in_flight_ < options_.max_emits_in_flight) reader_wake_.cancel();
-}
-
-awaitable<void> session::write_lines(std::shared_ptr<link> l) {
+awaitable<void> session::feed_paced(std::shared_ptr<xconn::adapter::line_connection> c) {
   auto self = shared_from_this();
-  const auto interval = std::chrono::duration_cast<clock::duration>(1s) / options_.lines_per_second;
-  auto write = [&](const std::string& text) {
-    return l->tls ? asio::async_write(*l->tls, asio::buffer(text), use_awaitable)
-                  : asio::async_write(*l->plain, asio::buffer(text), use_awaitable);
-  };
-  auto next_check = clock::now() + keepalive_interval / 3;
-  try {
-    while (l->open) {
-      // The keepalive: a PING when the server said nothing for a while, the connection dropped when it stays silent.
-      if (auto now = clock::now(); now >= next_check) {
-        next_check = now + keepalive_interval / 3;
-        if (now - l->last_read > dead_after) break;
-        if (now - l->last_read > keepalive_interval && registered_) control_.push_back(build_line("PING", {"xconn"}));
-      }
-      if (!control_.empty()) {
-        auto text = std::move(control_.front());
-        control_.pop_front();
-        co_await write(text);
-        if (text.starts_with("QUIT")) break;
-        continue;
-      }
-      bool due = registered_ && !paced_.empty();
-      if (due && clock::now() >= next_paced_) {
-        auto next = paced_.front();  // taken off only once written: a lost connection sends it again
-        co_await write(next.text);
-        if (!l->open) break;
-        paced_.pop_front();
-        next_paced_ = clock::now() + interval;
-        events_.on_count("lines_sent");
-        if (next.owner && --next.owner->remaining == 0) next.owner->done->set();
-        continue;
-      }
-      if (due) events_.on_count("flood_waits");
-      writer_wake_.expires_at(std::min(due ? next_paced_ : clock::time_point::max(), next_check));
-      co_await sleep_on(writer_wake_);
+  while (c->open() && link_ == c) {
+    if (!registered_ || paced_.empty()) {
+      paced_wake_.expires_at(clock::time_point::max());
+      co_await sleep_on(paced_wake_);
+      continue;
     }
-  } catch (const boost::system::system_error&) {
+    auto next = paced_.front();  // taken off only once written: a lost connection sends it again
+    if (!co_await c->write(next.text)) break;
+    paced_.pop_front();
+    if (next.owner && --next.owner->remaining == 0) next.owner->done->set();
   }
-  if (link_ == l) drop_connection();
 }
 
 void session::send_now(std::string text) {
-  control_.push_back(std::move(text));
-  wake_writer();
+  if (link_) link_->send(std::move(text));
 }
 
 void session::handle(const line& l) {
@@ -345,7 +268,7 @@ awaitable<bool> session::say(const std::string& target, const std::vector<std::s
   b->remaining = bodies.size();
   for (const auto& body : bodies) paced_.push_back({build_line("PRIVMSG", {target, body}), b});
   if (bodies.empty()) b->done->set();
-  wake_writer();
+  paced_wake_.cancel();
   co_return co_await b->done->wait(deadline) && b->remaining == 0;
 }
 

@@ -1,8 +1,8 @@
 // One IRC connection (server, nick, password), shared by every channel bound through it: registration (CAP for
 // IRCv3 tags, PASS, NICK, USER), PING/PONG and a keepalive, JOINs kept and redone after a reconnect, NAMES, and
-// outgoing PRIVMSG lines paced at lines_per_second. A dropped connection reconnects 1 s doubling to 60 s
-// (xconn/adapter/retry_backoff.hpp). Incoming lines are read no faster than the host stores their emits: the reader
-// stops while max_emits_in_flight are unanswered, so a flood waits in TCP (and at the server), not in memory.
+// outgoing PRIVMSG lines paced at lines_per_second. The connection itself (TLS, deadlines, pacing, the reader paused
+// while max_emits_in_flight are unanswered, the keepalive) is xconn/adapter/line_connection.hpp. A dropped connection
+// reconnects 1 s doubling to 60 s (xconn/adapter/retry_backoff.hpp).
 // Everything runs on the plugin's one event-loop thread: no member is touched from another (an emit slot only posts).
 #pragma once
 
@@ -12,8 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
+#include <xconn/adapter/line_connection.hpp>
 
 #include <chrono>
 #include <deque>
@@ -89,16 +88,6 @@ class session : public std::enable_shared_from_this<session> {
                                    clock::time_point deadline);
 
  private:
-  using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
-  // One TCP (or TLS) connection. Its reader and writer (which keeps it alive) each hold it, so it lives until both
-  // ended.
-  struct link {
-    std::unique_ptr<boost::beast::tcp_stream> plain;
-    std::unique_ptr<tls_stream> tls;
-    bool open = true;
-    clock::time_point last_read = clock::now();
-    void shut();
-  };
   struct batch {
     std::size_t remaining = 0;
     std::shared_ptr<one_shot> done = std::make_shared<one_shot>();
@@ -118,15 +107,14 @@ class session : public std::enable_shared_from_this<session> {
 
   boost::asio::awaitable<void> lifetime();
   boost::asio::awaitable<std::string> connect_and_register();
-  boost::asio::awaitable<void> read_lines(std::shared_ptr<link> l);
-  boost::asio::awaitable<void> write_lines(std::shared_ptr<link> l);
+  boost::asio::awaitable<void> read_lines(std::shared_ptr<xconn::adapter::line_connection> c);
+  // Hands the PRIVMSG lines to c one at a time once registered; a line leaves the queue only once written.
+  boost::asio::awaitable<void> feed_paced(std::shared_ptr<xconn::adapter::line_connection> c);
   // Waits for the server's answer to a JOIN or (names) a NAMES of channel, already sent: the request as answered.
   boost::asio::awaitable<request> await_answer(bool names, std::string channel, clock::time_point deadline);
   void handle(const line& l);
   void handle_registration(const line& l);
   void send_now(std::string text);  // a control line (PONG, JOIN, CAP, ...): ahead of the paced ones
-  void wake_writer() { writer_wake_.cancel(); }
-  void emit_answered();
   void settle_registration(const std::string& outcome);
   void drop_connection();
 
@@ -134,20 +122,16 @@ class session : public std::enable_shared_from_this<session> {
   boost::asio::ssl::context& tls_context_;
   session_options options_;
   session_events events_;
-  std::shared_ptr<link> link_;  // the current connection, or none
+  std::shared_ptr<xconn::adapter::line_connection> link_;  // the current connection, or none
   bool registered_ = false;
   bool closing_ = false;
   std::string registration_outcome_;  // of the current attempt, once settled
   std::shared_ptr<one_shot> registration_ = std::make_shared<one_shot>();
   std::shared_ptr<one_shot> lost_ = std::make_shared<one_shot>();
   std::vector<std::string> offered_caps_;
-  std::deque<std::string> control_;  // unpaced
-  std::deque<queued> paced_;         // PRIVMSG lines
-  clock::time_point next_paced_{};
-  boost::asio::steady_timer writer_wake_;
+  std::deque<queued> paced_;  // PRIVMSG lines
+  boost::asio::steady_timer paced_wake_;  // cancelled when a line is queued, registration settles or the link drops
   boost::asio::steady_timer backoff_;
-  boost::asio::steady_timer reader_wake_;  // cancelled when an emit slot frees or the link drops
-  std::size_t emits_in_flight_ = 0;
   std::map<std::string, std::string> wanted_;  // channels to be in: folded name → as given
   std::set<std::string> joined_;               // folded names the server confirmed on this connection
   std::vector<request*> waiting_;              // requests awaiting the server's answer

@@ -135,7 +135,7 @@ class line_connection : public std::enable_shared_from_this<line_connection> {
     wake_writer_.cancel();
     wake_reader_.cancel();
   }
-  // Closes once the lines already sent or queued were written (or could not be).
+  // Closes once the urgent lines already sent were written (a QUIT); queued ones are given up.
   void close_after_writes() {
     closing_ = true;
     wake_writer_.cancel();
@@ -191,6 +191,7 @@ class line_connection : public std::enable_shared_from_this<line_connection> {
         if (!co_await put(text)) break;
         continue;
       }
+      if (closing_) break;
       if (!queued_.empty() && now >= next_queued) {
         auto item = queued_.front();
         queued_.pop_front();
@@ -201,7 +202,6 @@ class line_connection : public std::enable_shared_from_this<line_connection> {
         next_queued = clock::now() + options_.min_gap;
         continue;
       }
-      if (closing_) break;
       if (!queued_.empty() && options_.count) options_.count("flood_waits");
       auto until = queued_.empty() ? clock::time_point::max() : next_queued;
       if (!options_.ping.empty()) until = std::min(until, next_check);
