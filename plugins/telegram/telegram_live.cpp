@@ -29,15 +29,10 @@ std::string first_part(const std::string& text) {
 // sendMessage of one part, waiting out 429s up to the deadline; the reply as Telegram gave it.
 auto telegram_plugin::send_message(const binding& b, const std::string& text,
                                    std::chrono::steady_clock::time_point deadline) -> awaitable<api_reply> {
-  for (;;) {
-    json::object params;
-    params["chat_id"] = std::stoll(b.chat_id);
-    params["text"] = text;
-    auto r = co_await call(b.token, "sendMessage", params, call_timeout);
-    // Past a 429 the next call waits out the token's hold itself.
-    if (r.http_status != 429 || std::chrono::steady_clock::now() + std::chrono::seconds(r.retry_after_s) > deadline)
-      co_return r;
-  }
+  json::object params;
+  params["chat_id"] = std::stoll(b.chat_id);
+  params["text"] = text;
+  co_return co_await call(b.token, "sendMessage", params, call_timeout, deadline);
 }
 
 auto telegram_plugin::edit_message(const binding& b, const std::string& telegram_id, const std::string& text)

@@ -14,44 +14,25 @@ namespace json = boost::json;
 namespace answers = xconn::adapter;
 using namespace std::chrono_literals;
 
-// A file of the channel (the host's store), read whole; nullopt when it is not one of the channel's.
-std::optional<std::string> telegram_plugin::read_whole(const std::string& channel, const std::string& file_ref) {
-  std::string bytes;
-  char buffer[64 * 1024];
-  for (;;) {
-    auto n = host().read_file(channel, file_ref, bytes.size(), buffer, sizeof buffer);
-    if (n < 0) return std::nullopt;
-    if (n == 0) return bytes;
-    bytes.append(buffer, static_cast<std::size_t>(n));
-    if (bytes.size() > max_media_bytes) return std::nullopt;
-  }
-}
-
 // sendPhoto for images, sendVideo for videos, sendDocument for anything else, with an optional caption.
 auto telegram_plugin::send_file(const binding& b, const json::object& item, const std::string& caption,
                                 std::string* media_type) -> awaitable<api_reply> {
-  auto bytes = read_whole(b.channel, string_at(item, "file_ref"));
-  if (!bytes) {
+  // A final's items carry the stored name and type; a tool names only the file_ref: the host tells what it stored
+  // (ABI 1.7), and an older host's file is typed and named from its first bytes (file_kind.hpp).
+  auto file = xconn::adapter::read_channel_file(host(), b.channel, string_at(item, "file_ref"), max_media_bytes,
+                                                string_at(item, "filename"), string_at(item, "mime_type"));
+  if (!file) {
     api_reply missing;
     missing.http_status = 404;
     missing.description = "no such file on the channel";
     co_return missing;
   }
-  // A final's items carry the stored name and type; a tool names only the file_ref: the host tells what it stored
-  // (ABI 1.7), and an older host's file is typed and named from its first bytes (file_kind.hpp).
-  auto mime = string_at(item, "mime_type");
-  auto filename = string_at(item, "filename");
-  if (mime.empty() || filename.empty()) {
-    if (auto stored = host().describe_file(b.channel, string_at(item, "file_ref"))) {
-      if (mime.empty()) mime = stored->mime_type;
-      if (filename.empty()) filename = stored->filename;
-    }
-  }
-  if (mime.empty()) mime = sniff_mime(*bytes);
-  if (filename.empty()) filename = name_for(mime);
-  bool image = mime.starts_with("image/"), video = mime.starts_with("video/");
+  if (file->mime_type.empty()) file->mime_type = sniff_mime(file->bytes);
+  if (file->filename.empty()) file->filename = name_for(file->mime_type);
+  bool image = file->mime_type.starts_with("image/"), video = file->mime_type.starts_with("video/");
   if (media_type) *media_type = image ? "image" : video ? "video" : "file";
-  file_part part{image ? "photo" : video ? "video" : "document", filename, mime, std::move(*bytes)};
+  file_part part{image ? "photo" : video ? "video" : "document", file->filename, file->mime_type,
+                 std::move(file->bytes)};
   json::object fields;
   fields["chat_id"] = b.chat_id;
   if (!caption.empty()) fields["caption"] = caption;
@@ -119,14 +100,6 @@ auto telegram_plugin::fetch_media(const std::string& token, const media& file)
   auto got = co_await api_->download(token, path, max_media_bytes, std::chrono::seconds(60), &bytes);
   if (!got.ok) co_return std::nullopt;
   co_return bytes;
-}
-
-// Stores bytes as a file of channel (never waiting for the store); the file_ref, or "" when refused.
-auto telegram_plugin::store_file(const std::string& channel, const media& file, std::string bytes)
-    -> awaitable<std::string> {
-  auto stored = co_await put_file(channel, file.filename, file.mime_type, std::move(bytes));
-  if (!stored.ok) co_return std::string();
-  co_return string_at(parse_object(stored.file_json).value_or(json::object{}), "file_ref");
 }
 
 }  // namespace telegram

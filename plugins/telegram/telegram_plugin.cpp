@@ -12,6 +12,7 @@
 #include "kit/emit_refusal.hpp"
 
 #include <xconn/adapter/answers.hpp>
+#include <xconn/adapter/limited_call.hpp>
 
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
@@ -51,7 +52,7 @@ telegram_plugin::telegram_plugin(xconn::sdk::host host, std::string_view section
 }
 
 void telegram_plugin::on_halting() {
-  for (auto& p : pollers_.take_all()) p->stopping = true;
+  for (auto& p : pollers_.take_all()) p->stop();
 }
 
 // ---- Hooks ----
@@ -88,7 +89,7 @@ void telegram_plugin::channel_end(std::string_view channel, std::string_view rea
 }
 
 void telegram_plugin::consumer_stop(std::string_view key, completion done) {
-  if (auto p = pollers_.take(std::string(key))) p->stopping = true;
+  if (auto p = pollers_.take(std::string(key))) p->stop();
   done.ok();
 }
 
@@ -163,7 +164,9 @@ void telegram_plugin::bind(binding b) {
     restored_.erase(b.channel);
   }
   auto held = pollers_.acquire(b.key, b.channel, [&] {
-    auto p = std::make_shared<poller>();
+    auto p = std::make_shared<poller>(*this, health_,
+                                      xconn::adapter::poll_options{"poller " + b.key, "offset/" + b.key,
+                                                                   "updates_refused", std::chrono::seconds(2)});
     p->token = b.token;
     p->key = b.key;
     return p;
@@ -199,26 +202,34 @@ void telegram_plugin::count(const std::string& method, const api_reply& r) {
   }
 }
 
-// Every Bot API call goes through here: a 429 holds every later call for that token until retry_after has passed
-// (docs/adapters.md), and a call made meanwhile waits first.
-auto telegram_plugin::call(const std::string& token, const std::string& method, const json::object& params,
-                           std::chrono::seconds timeout) -> awaitable<api_reply> {
-  auto key = token_key(token);
-  co_await limits_.wait(key);
-  auto r = co_await api_->call(token, method, params, timeout);
-  if (r.http_status == 429) limits_.hold(key, std::chrono::seconds(r.retry_after_s));
+auto telegram_plugin::counted(const std::string& method, awaitable<api_reply> reply) -> awaitable<api_reply> {
+  auto r = co_await std::move(reply);
   count(method, r);
   co_return r;
 }
 
+namespace {
+std::optional<std::chrono::seconds> rate_limit_of(const api_reply& r) {
+  return r.http_status == 429 ? std::optional(std::chrono::seconds(r.retry_after_s)) : std::nullopt;
+}
+}  // namespace
+
+// Every Bot API call goes through the token's rate limit (docs/adapters.md): a 429 holds every later call for that
+// token until retry_after has passed, and a call made meanwhile waits first; one with a deadline is asked again
+// while the wait ends before it.
+auto telegram_plugin::call(const std::string& token, const std::string& method, const json::object& params,
+                           std::chrono::seconds timeout, std::chrono::steady_clock::time_point deadline)
+    -> awaitable<api_reply> {
+  co_return co_await xconn::adapter::limited_call_until(
+      limits_, token_key(token), deadline,
+      [&] { return counted(method, api_->call(token, method, params, timeout)); }, rate_limit_of);
+}
+
 auto telegram_plugin::upload(const std::string& token, const std::string& method, const json::object& fields,
                              const file_part& file, std::chrono::seconds timeout) -> awaitable<api_reply> {
-  auto key = token_key(token);
-  co_await limits_.wait(key);
-  auto r = co_await api_->upload(token, method, fields, file, timeout);
-  if (r.http_status == 429) limits_.hold(key, std::chrono::seconds(r.retry_after_s));
-  count(method, r);
-  co_return r;
+  co_return co_await xconn::adapter::limited_call(
+      limits_, token_key(token), [&] { return counted(method, api_->upload(token, method, fields, file, timeout)); },
+      rate_limit_of);
 }
 
 // ---- Sign-in and restore ----

@@ -7,17 +7,19 @@
 
 #include "bot_api.hpp"
 #include "telegram_config.hpp"
+#include "telegram_offset.hpp"
 #include "telegram_updates.hpp"
 
 #include <xconn/adapter/channel_checks.hpp>
 #include <xconn/adapter/health_board.hpp>
+#include <xconn/adapter/media_files.hpp>
 #include <xconn/adapter/network_adapter.hpp>
+#include <xconn/adapter/poll_loop.hpp>
 #include <xconn/adapter/rate_limiter.hpp>
 #include <xconn/adapter/shared_consumers.hpp>
 
 #include <boost/json.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -70,17 +72,10 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
     std::string latest;       // the newest text the host gave
     bool busy = false;        // a send or edit is on its way; it picks up `latest` when it returns
   };
-  struct poller {
+  struct poller : xconn::adapter::poll_loop<update_offset> {
+    using poll_loop::poll_loop;
     std::string token;
     std::string key;
-    std::atomic<bool> stopping{false};
-  };
-  // One message of a polled page, for emit_page.
-  struct page_emit {
-    std::string channel;
-    std::string text;
-    long long update_id;
-    bool context;  // a quoted message: its loss is logged, not retried
   };
 
   void on_halting() override;
@@ -93,8 +88,9 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   void bind(binding b);
   void connect(const std::string& channel, const std::string& token, const std::string& chat_id);
   void count(const std::string& method, const api_reply& r);
+  awaitable<api_reply> counted(const std::string& method, awaitable<api_reply> reply);
   awaitable<api_reply> call(const std::string& token, const std::string& method, const boost::json::object& params,
-                            std::chrono::seconds timeout);
+                            std::chrono::seconds timeout, std::chrono::steady_clock::time_point deadline = {});
   awaitable<api_reply> upload(const std::string& token, const std::string& method, const boost::json::object& fields,
                               const file_part& file, std::chrono::seconds timeout);
   awaitable<void> sign_in(std::string channel, std::string token, std::string chat_input, completion done);
@@ -113,20 +109,16 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   awaitable<void> send_tool(binding b, std::string text, completion done);
 
   // telegram_media.cpp: files both ways.
-  std::optional<std::string> read_whole(const std::string& channel, const std::string& file_ref);
   awaitable<api_reply> send_file(const binding& b, const boost::json::object& item, const std::string& caption,
                                  std::string* media_type);
   awaitable<void> send_files(binding b, std::string text, boost::json::array files, completion done);
   awaitable<void> send_media_tool(binding b, boost::json::object args, completion done);
   awaitable<std::optional<std::string>> fetch_media(const std::string& token, const media& file);
-  awaitable<std::string> store_file(const std::string& channel, const media& file, std::string bytes);
 
   // telegram_poller.cpp: the long poll of one token and its pages' emits.
   std::vector<std::string> channels_of(const std::string& key, const std::string& chat_id);
   awaitable<void> poll(std::shared_ptr<poller> p);
-  awaitable<std::optional<long long>> emit_page(std::vector<page_emit> emits, std::string cursor_key,
-                                                std::string next, long long first);
-  awaitable<bool> keep(xconn::sdk::kv_batch batch);
+  awaitable<poller::page> poll_page(std::shared_ptr<poller> p, update_offset offset);
 
   settings settings_;
   std::unique_ptr<bot_api> api_;

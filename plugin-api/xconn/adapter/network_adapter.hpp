@@ -163,6 +163,8 @@ class network_adapter : public xconn::sdk::plugin {
 
  private:
   friend class channel_checks;  // spawns its checks and pushes their outcome through the adapter
+  template <class Cursor>
+  friend class poll_loop;  // emits its pages and keeps its cursor through the adapter
 
   xconn::sdk::host host_;
   std::string name_;
