@@ -129,11 +129,11 @@ std::size_t http_client::idle_count() const {
   return n;
 }
 
-asio::awaitable<http_reply> http_client::send(const endpoint& to, http_request req, std::chrono::milliseconds timeout) {
+asio::awaitable<http_reply> http_client::send(endpoint to, http_request req, std::chrono::milliseconds timeout) {
   co_return co_await run(to, std::move(req), exchange_plan{}, timeout);
 }
 
-asio::awaitable<http_reply> http_client::download(const endpoint& to, http_request req, std::size_t max_bytes,
+asio::awaitable<http_reply> http_client::download(endpoint to, http_request req, std::size_t max_bytes,
                                                   body_sink sink, std::chrono::milliseconds timeout) {
   co_return co_await run(to, std::move(req), exchange_plan{max_bytes, &sink}, timeout);
 }

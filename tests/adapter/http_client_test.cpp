@@ -315,4 +315,51 @@ TEST(http_client, requests_tunnel_through_a_socks5_proxy_with_a_password) {
   EXPECT_EQ(target.requests().size(), 1u);
 }
 
+// A request braced in the co_await expression itself, with short (in-place) strings and a header, as an adapter writes
+// it when it calls the client directly: an aggregate request was relocated bitwise by GCC 12 and its strings freed
+// as heap memory (free(): invalid pointer in run).
+ad::http_request signed_copy(ad::http_request req) {
+  req.headers.emplace_back("X-Sig", "v1");
+  return req;
+}
+
+boost::asio::awaitable<ad::http_reply> post_braced_inline(ad::http_client& client, ad::endpoint to, std::string path,
+                                                          std::string body) {
+  const std::string json_type = "application/json";
+  co_return co_await client.send(to, signed_copy({boost::beast::http::verb::post, path, json_type, body, {}}), 5s);
+}
+
+TEST(http_client, a_request_braced_in_the_awaited_call_arrives_as_sent) {
+  http_test::server target;
+  client_rig rig;
+  for (int i = 0; i < 3; ++i) {
+    auto r = http_test::run_on(rig.io, post_braced_inline(rig.client, *ad::endpoint::parse(target.url()), "/", "{}"));
+    ASSERT_TRUE(r.reached()) << r.transport_error;
+    EXPECT_EQ(r.status, 200);
+  }
+  auto seen = target.requests();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[2].target, "/");
+  EXPECT_EQ(seen[2].content_type, "application/json");
+  EXPECT_EQ(seen[2].body, "{}");
+}
+
+// The call owns its endpoint and request: it may be awaited after the caller's temporaries (and variables) changed
+// or died.
+TEST(http_client, a_call_keeps_its_own_endpoint_and_request_until_it_runs) {
+  http_test::server target;
+  client_rig rig;
+  auto to = *ad::endpoint::parse(target.url());
+  auto call = rig.client.send(to, ad::http_request::json_post("/later", boost::json::object{{"a", 1}}), 5s);
+  to.host = "no-such-host.invalid";  // had the call kept a reference, it would go there
+  to.port = "1";
+  auto r = http_test::run_on(rig.io, std::move(call));
+  ASSERT_TRUE(r.reached()) << r.transport_error;
+  EXPECT_EQ(r.status, 200);
+  auto seen = target.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].target, "/later");
+  EXPECT_EQ(seen[0].body, R"({"a":1})");
+}
+
 }  // namespace http_client_cases

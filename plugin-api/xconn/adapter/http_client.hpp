@@ -31,7 +31,16 @@ namespace xconn::adapter {
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
+// Not an aggregate on purpose: GCC 12 relocates an aggregate-initialized temporary of a co_await expression bitwise,
+// so a short (in-place) string of a braced request built in the call would point into the dead copy and be freed as
+// if it were heap memory. A constructor makes the same braces a constructor call, which it does not miscompile.
 struct http_request {
+  http_request() = default;
+  http_request(boost::beast::http::verb method, std::string target, std::string content_type = "",
+               std::string body = "", header_list headers = {})
+      : method(method), target(std::move(target)), content_type(std::move(content_type)), body(std::move(body)),
+        headers(std::move(headers)) {}
+
   boost::beast::http::verb method = boost::beast::http::verb::post;
   std::string target;        // path and query, e.g. endpoint.base_path + "/bot<token>/getMe": never quoted
   std::string content_type;  // "" for none
@@ -97,12 +106,13 @@ class http_client {
   void close_idle();
   std::size_t idle_count() const;
 
-  boost::asio::awaitable<http_reply> send(const endpoint& to, http_request req, std::chrono::milliseconds timeout);
+  // to and req are the call's own copies: the call may be awaited after the caller's temporaries are gone.
+  boost::asio::awaitable<http_reply> send(endpoint to, http_request req, std::chrono::milliseconds timeout);
 
   // Like send, but a 2xx body goes to sink chunk by chunk and may be at most max_bytes long (else "too_large" and the
   // connection is dropped); a non-2xx body is kept in the reply as send keeps it.
   using body_sink = std::function<void(std::string_view chunk)>;
-  boost::asio::awaitable<http_reply> download(const endpoint& to, http_request req, std::size_t max_bytes,
+  boost::asio::awaitable<http_reply> download(endpoint to, http_request req, std::size_t max_bytes,
                                               body_sink sink, std::chrono::milliseconds timeout);
 
  private:
