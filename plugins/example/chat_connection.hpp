@@ -1,10 +1,12 @@
 // One connection to a chat server as one user (the line protocol is in example_plugin.cpp's header comment), shared
 // by every channel signed in as that user there. It signs in, asks for the room's messages after the channels'
 // cursor, hands each one to the adapter, and carries SENDs. When the server goes away it tries again 1 s, 2 s, 4 s ...
-// at most 60 s apart until the server answers; a refused password ends it. Everything runs on the adapter's loop.
+// at most 60 s apart until the server answers; a refused password ends it. The connection itself (the connect
+// deadline, capped lines, the ordered writer) is the layer's line_connection. Everything runs on the adapter's loop.
 #pragma once
 
 #include <xconn/adapter/channel_checks.hpp>
+#include <xconn/adapter/line_connection.hpp>
 #include <xconn/adapter/retry_backoff.hpp>
 
 #include <boost/asio.hpp>
@@ -32,7 +34,7 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
 
   chat_connection(asio::io_context& io, std::string host, std::string port, std::string user, std::string password,
                   std::chrono::seconds sign_in_timeout, events on)
-      : socket_(io), pause_(io), deadline_(io), changed_(io, asio::steady_timer::time_point::max()),
+      : io_(io), pause_(io), deadline_(io), changed_(io, asio::steady_timer::time_point::max()),
         sign_in_timeout_(sign_in_timeout), host_(std::move(host)),
         port_(std::move(port)), user_(std::move(user)), password_(std::move(password)), on_(std::move(on)) {}
 
@@ -78,8 +80,7 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
 
   void stop() {
     set(state::stopped);
-    boost::system::error_code ignored;
-    socket_.close(ignored);
+    if (line_) line_->close();
     pause_.cancel();
     deadline_.cancel();
   }
@@ -95,14 +96,13 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   };
 
   awaitable<void> session(xconn::adapter::retry_backoff& backoff) {
-    socket_ = asio::ip::tcp::socket(socket_.get_executor());
+    line_ = std::make_shared<xconn::adapter::line_connection>(
+        io_, xconn::adapter::line_options{.host = host_, .port = port_, .connect_timeout = sign_in_timeout_});
     deadline_.expires_after(sign_in_timeout_);  // a server that takes the connection but never answers is away too
-    deadline_.async_wait([self = weak_from_this()](boost::system::error_code ec) {
-      if (auto c = self.lock(); c && !ec && c->state_ != state::up) c->socket_.close(ec);
+    deadline_.async_wait([self = weak_from_this(), line = line_](boost::system::error_code ec) {
+      if (auto c = self.lock(); c && !ec && c->state_ != state::up) line->close();
     });
-    asio::ip::tcp::resolver resolver(socket_.get_executor());
-    co_await asio::async_connect(socket_, co_await resolver.async_resolve(host_, port_, asio::use_awaitable),
-                                 asio::use_awaitable);
+    co_await line_->connect();
     write("HELLO " + user_ + " " + password_);
     auto [verb, rest] = split(co_await read_line());
     if (verb != "OK") co_return set(rest == "denied" ? state::refused : state::away);
@@ -128,24 +128,11 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
     }
   }
 
-  // Lines go out one after another, in the order written. The writer holds the connection until it is done.
-  void write(std::string line) {
-    out_.push_back(line + "\n");
-    if (out_.size() == 1) asio::co_spawn(socket_.get_executor(), flush(shared_from_this()), asio::detached);
-  }
-  static awaitable<void> flush(std::shared_ptr<chat_connection> self) {
-    auto& out = self->out_;
-    while (!out.empty()) {
-      auto [error, n] = co_await asio::async_write(self->socket_, asio::buffer(out.front()), asio::as_tuple(asio::use_awaitable));
-      if (error) out.clear();  // the read fails too, and the session ends
-      else out.pop_front();
-    }
-  }
+  void write(std::string line) { line_->send(std::move(line)); }  // in the order written
   awaitable<std::string> read_line() {
-    auto n = co_await asio::async_read_until(socket_, asio::dynamic_buffer(in_), '\n', asio::use_awaitable);
-    std::string line = in_.substr(0, n - 1);
-    in_.erase(0, n);
-    co_return line;
+    auto line = co_await line_->read_line();
+    if (!line) throw std::runtime_error("the chat server closed the connection");
+    co_return std::move(*line);
   }
   static std::pair<std::string, std::string> split(const std::string& s) {
     auto space = s.find(' ');
@@ -160,7 +147,8 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   }
   awaitable<void> changed() { co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable)); }
 
-  asio::ip::tcp::socket socket_;
+  asio::io_context& io_;
+  std::shared_ptr<xconn::adapter::line_connection> line_;
   asio::steady_timer pause_, deadline_;
   asio::steady_timer changed_;  // never expires: cancelled on every change, which wakes whoever waits on it
   std::chrono::seconds sign_in_timeout_;
@@ -168,9 +156,8 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   events on_;
   state state_ = state::connecting;
   int attempts_ = 0;  // tries that ended without an answer
-  std::string room_, in_;
+  std::string room_;
   long newest_ = 0;
-  std::deque<std::string> out_;
   std::deque<std::shared_ptr<pending_send>> sends_;
 };
 
