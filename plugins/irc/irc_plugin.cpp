@@ -23,12 +23,15 @@
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
 
+#include <algorithm>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
 
 namespace irc {
 namespace {
+constexpr auto quit_grace = std::chrono::seconds(1);  // how long a stop waits for the QUIT lines to go out
 
 namespace json = boost::json;
 namespace ad = xconn::adapter;
@@ -138,6 +141,22 @@ class irc_plugin final : public ad::network_adapter {
     bool nick_held = false;           // the last check found the nick in use (a ghost of ours, most likely)
   };
 
+  // At stop each connection says QUIT; the stop waits for them to go out, at most quit_grace.
+  void on_halting() override {
+    auto gone = std::make_shared<std::promise<void>>();
+    auto quit = gone->get_future();
+    spawn(quit_all(std::move(gone)));
+    quit.wait_for(quit_grace);
+  }
+  awaitable<void> quit_all(std::shared_ptr<std::promise<void>> gone) {
+    auto sessions = sessions_.snapshot();
+    for (auto& entry : sessions) entry.second->close();
+    for (auto until = clock::now() + quit_grace; clock::now() < until;) {
+      if (std::ranges::none_of(sessions, [](const auto& entry) { return entry.second->linked(); })) break;
+      co_await pause(std::chrono::milliseconds(20));
+    }
+    gone->set_value();
+  }
   void on_halted() override {
     for (auto& s : sessions_.take_all()) s->abandon();
   }

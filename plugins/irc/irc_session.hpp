@@ -68,6 +68,7 @@ class session : public std::enable_shared_from_this<session> {
   void abandon();  // closes the socket at once, with the event loop stopped (the plugin's halt)
 
   bool registered() const { return registered_; }
+  bool linked() const { return link_ != nullptr; }  // a connection is open (or a QUIT is still going out)
   // One emit in flight for this connection: the reader stops at max_emits_in_flight until slots are let go. Keep
   // it until the host answered the emit; it may be destroyed on any thread (it posts back to the event loop).
   std::shared_ptr<void> hold_emit_slot();
