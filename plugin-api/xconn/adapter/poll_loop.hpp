@@ -83,9 +83,12 @@ class poll_loop {
         continue;
       }
       backoff = {};
-      if (got.next && got.messages.empty() && !(co_await keep(*got.next))) {
-        co_await adapter_.pause(options_.after_failed_emit);  // asked again from where it was
-        continue;
+      if (got.next && got.messages.empty()) {
+        bool kept = co_await keep(*got.next);
+        if (!kept) {
+          co_await adapter_.pause(options_.after_failed_emit);  // asked again from where it was
+          continue;
+        }
       }
       if (got.next && !got.messages.empty()) {
         auto failed = co_await emit_page(std::move(got.messages), *got.next);
@@ -148,13 +151,16 @@ class poll_loop {
       co_return messages[i].retry;
     }
     // The cursor rode with the last emit: refused with it, it is kept on its own.
-    if (!all.back().ok && !(co_await adapter_.kv_write(cursor)).ok) co_return messages.back().retry;
+    if (all.back().ok) co_return std::nullopt;
+    xconn::sdk::kv_result kept = co_await adapter_.kv_write(cursor);
+    if (!kept.ok) co_return messages.back().retry;
     co_return std::nullopt;
   }
 
  private:
   boost::asio::awaitable<bool> keep(const Cursor& c) {
-    co_return (co_await adapter_.kv_write(xconn::sdk::kv_batch().put(options_.cursor_key, c.kept()))).ok;
+    xconn::sdk::kv_result kept = co_await adapter_.kv_write(xconn::sdk::kv_batch().put(options_.cursor_key, c.kept()));
+    co_return kept.ok;
   }
 
   network_adapter& adapter_;
