@@ -3,7 +3,6 @@
 // message, answered 202 only once it is durable, with a repeat of its msg_id answered by the first message_id.
 // Finals go out as signed POSTs to the receiver on the adapter's event loop. The secret is sealed by the host and
 // held here in memory only.
-#include "receiver_client.hpp"
 #include "webhook_config.hpp"
 #include "webhook_inbound.hpp"
 #include "webhook_manifest.hpp"
@@ -12,6 +11,7 @@
 #include "kit/json_fields.hpp"
 
 #include <xconn/adapter/answers.hpp>
+#include <xconn/adapter/http_client.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/retry_backoff.hpp>
 
@@ -33,6 +33,8 @@ namespace {
 
 namespace json = boost::json;
 namespace ad = xconn::adapter;
+namespace http = boost::beast::http;
+using kind = ad::http_outcome::kind;
 using xconn::kit::parse_object;
 using xconn::kit::string_at;
 using xconn::sdk::kv_batch;
@@ -71,18 +73,12 @@ struct binding {
   bool down = false;   // the receiver cannot be reached: the channel shows degraded and is probed
 };
 
-// What the receiver's answer to one POST means for the channel.
-enum class outcome { delivered, unreachable, signature_refused, rate_limited, refused };
+// A POST's answer: 401 and 403 refuse the channel's signature; another 4xx (or a 3xx) refuses the message.
+const ad::outcome_rules rules{{{401, "connection_not_authenticated"}, {403, "connection_not_authenticated"}},
+                              "send_failed"};
 
-outcome outcome_of(const post_result& r) {
-  if (!r.reached() || r.http_status >= 500) return outcome::unreachable;
-  if (r.http_status >= 200 && r.http_status < 300) return outcome::delivered;
-  if (r.http_status == 401 || r.http_status == 403) return outcome::signature_refused;
-  return r.http_status == 429 ? outcome::rate_limited : outcome::refused;
-}
-
-std::string failure_text(const post_result& r) {
-  return r.reached() ? "the receiver answered " + std::to_string(r.http_status)
+std::string failure_text(const ad::http_reply& r) {
+  return r.reached() ? "the receiver answered " + std::to_string(r.status)
                      : "the receiver could not be reached (" + r.transport_error + ")";
 }
 
@@ -98,7 +94,11 @@ class webhook_plugin final : public ad::network_adapter {
   webhook_plugin(xconn::sdk::host host, std::string_view section_json) : network_adapter(host, "webhook") {
     if (auto section = parse_object(section_json)) check_section(*section, &settings_);
     std::string error;
-    client_ = std::make_unique<receiver_client>(io(), settings_.ca_file, &error);
+    ad::http_client::options options;
+    options.ca_file = settings_.ca_file;
+    options.user_agent = "xconn-webhook";
+    options.max_answer_bytes = 1u << 20;  // a receiver's answer is read and dropped
+    client_ = std::make_unique<ad::http_client>(io(), std::move(options), &error);
     if (!error.empty()) host.log(XCONN_LOG_WARN, error);
   }
   ~webhook_plugin() override { halt(); }
@@ -292,21 +292,21 @@ class webhook_plugin final : public ad::network_adapter {
 
   // ---- outbound ----
 
-  // X-Xconn-Signature for body, with a fresh t on each try.
-  static receiver_client::header_list signed_by(const binding& b, std::string_view body) {
-    receiver_client::header_list headers;
-    headers.emplace_back("X-Xconn-Signature", signature_header(b.secret, now_s(), body));
-    return headers;
+  // A request signed as the receiver checks it: X-Xconn-Signature over its body, with a fresh t on each try.
+  static ad::http_request signed_request(const binding& b, ad::http_request req) {
+    req.headers.emplace_back("X-Xconn-Signature", signature_header(b.secret, now_s(), req.body));
+    return req;
   }
 
-  awaitable<post_result> post_once(const binding& b, const std::string& body, std::chrono::milliseconds timeout) {
-    auto r = co_await client_->post(b.url, body, signed_by(b, body), timeout);
+  awaitable<ad::http_reply> post_once(const binding& b, const std::string& body, std::chrono::milliseconds timeout) {
+    auto req = signed_request(b, {http::verb::post, b.url.target, "application/json", body});
+    auto r = co_await client_->send(b.url, std::move(req), timeout);
     host().count("posts");
     if (!r.reached()) host().count(r.transport_error == "timeout" ? "errors_timeout" : "errors_unreachable");
-    else if (r.http_status >= 300) host().count("errors_" + std::to_string(std::min(r.http_status / 100, 5)) + "xx");
+    else if (r.status >= 300) host().count("errors_" + std::to_string(std::min(r.status / 100, 5)) + "xx");
     // What the answer means for the channel: degraded and probed, or revoked.
-    if (auto o = outcome_of(r); o == outcome::unreachable) mark_down(b);
-    else if (o == outcome::signature_refused) revoke(b);
+    if (auto o = outcome_of(r, rules).what; o == kind::unreachable) mark_down(b);
+    else if (o == kind::refused) revoke(b);
     co_return r;
   }
 
@@ -329,8 +329,9 @@ class webhook_plugin final : public ad::network_adapter {
       auto now = binding_of(b.channel);  // signed out or bound anew meanwhile: this probe is done
       if (!now || now->outbound_url != b.outbound_url || !now->down) co_return;
       host().count("probes");
-      auto r = co_await client_->head(b.url, signed_by(b, ""), std::chrono::seconds(settings_.attempt_timeout_s));
-      if (!r.reached() || r.http_status >= 500) continue;
+      auto r = co_await client_->send(b.url, signed_request(b, ad::http_request::head(b.url.target)),
+                                      std::chrono::seconds(settings_.attempt_timeout_s));
+      if (!r.reached() || r.status >= 500) continue;
       if (set_down(b.channel, false)) set_channel_status(b.channel, "connected");
       co_return;
     }
@@ -359,23 +360,23 @@ class webhook_plugin final : public ad::network_adapter {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
       auto attempt = std::chrono::milliseconds(std::chrono::seconds(settings_.attempt_timeout_s));
       auto r = co_await post_once(b, body, std::clamp<std::chrono::milliseconds>(left, 1ms, attempt));
-      switch (outcome_of(r)) {
-        case outcome::delivered:
+      switch (outcome_of(r, rules).what) {
+        case kind::ok:
           host().count("deliveries");
           co_return done.ok(ad::send_delivered_verified(true));
-        case outcome::unreachable:
+        case kind::unreachable:
           host().count("deliveries_failed");
           co_return done.ok(ad::send_target_unreachable(failure_text(r)));
-        case outcome::signature_refused:
+        case kind::refused:
           host().count("deliveries_refused");
           co_return done.ok(ad::send_refused("connection_not_authenticated", false, failure_text(r) +
                                              ": the receiver refused the channel's signature; sign in again"));
-        case outcome::refused:
+        case kind::rejected:
           // Another 4xx is the receiver's refusal of this message, a 3xx a URL that points elsewhere: no try
           // changes either.
           host().count("deliveries_refused");
           co_return done.ok(ad::send_refused("send_failed", false, failure_text(r)));
-        case outcome::rate_limited:
+        case kind::rate_limited:
           break;
       }
       auto wait = r.retry_after_s >= 0 ? std::chrono::seconds(r.retry_after_s) : std::chrono::seconds(backoff);
@@ -393,17 +394,17 @@ class webhook_plugin final : public ad::network_adapter {
   awaitable<void> post_tool(binding b, std::string body, completion done) {
     if (b.down) co_return done.fail(ad::target_unreachable(still_down));
     auto r = co_await post_once(b, body, std::chrono::seconds(settings_.attempt_timeout_s));
-    if (outcome_of(r) == outcome::signature_refused)
+    if (outcome_of(r, rules).what == kind::refused)
       co_return done.fail({"connection_not_authenticated", "the receiver refused the channel's signature", false});
     if (!r.reached()) co_return done.fail(ad::target_unreachable(failure_text(r)));
-    if (r.http_status < 200 || r.http_status >= 300)
-      co_return done.fail({"http_error", "the receiver answered HTTP " + std::to_string(r.http_status),
-                           r.http_status >= 500 || r.http_status == 429});
-    done.ok(ad::tool_sent().with("http_status", r.http_status).json());
+    if (r.status < 200 || r.status >= 300)
+      co_return done.fail({"http_error", "the receiver answered HTTP " + std::to_string(r.status),
+                           r.status >= 500 || r.status == 429});
+    done.ok(ad::tool_sent().with("http_status", r.status).json());
   }
 
   settings settings_;
-  std::unique_ptr<receiver_client> client_;
+  std::unique_ptr<ad::http_client> client_;
   std::mutex mutex_;
   std::map<std::string, binding> channels_;      // signed-in channels of this run, by channel id
   std::map<std::string, std::string> last_key_;  // the channel_key of a channel's latest inbound message

@@ -1,18 +1,18 @@
 // The receiver's address (the outbound_url form field): http(s)://host[:port][/path][?query], checked strictly.
 #pragma once
 
+#include <xconn/adapter/endpoint.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace webhook {
 
-struct receiver_url {
-  bool tls = false;
-  std::string host;       // without brackets: "::1", "example.com"
-  std::string port;       // "443" when not written
-  std::string authority;  // as written: "example.com", "127.0.0.1:8080", "[::1]:9000" (the Host header, display_name)
-  std::string target;     // path and query, "/" when empty
+// The endpoint the HTTP client reaches, with its authority as written ("127.0.0.1:8080", "[::1]:9000": the Host
+// header and the display_name) and the request target.
+struct receiver_url : xconn::adapter::endpoint {
+  std::string target;  // path and query, "/" when empty
 
   // nullopt when url is not http(s)://host[:port][/path][?query] of at most 2,048 bytes with no blank, control
   // character, user info or fragment.
@@ -25,9 +25,9 @@ inline std::optional<receiver_url> receiver_url::parse(std::string_view url) {
     if (c <= 0x20 || c == 0x7f || c == '#' || c == '\\' || c >= 0x80) return std::nullopt;
   receiver_url u;
   if (url.starts_with("https://")) {
-    u.tls = true;
     url.remove_prefix(8);
   } else if (url.starts_with("http://")) {
+    u.tls = false;
     url.remove_prefix(7);
   } else {
     return std::nullopt;
