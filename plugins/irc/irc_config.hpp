@@ -21,9 +21,4 @@ inline const xconn::adapter::config_table<settings> config_rows{
     {"policy.lines_per_second", xconn::adapter::config_rule::integer(1, 20), &settings::lines_per_second},
 };
 
-// out: where the values go (nullptr to check only).
-inline std::string check_section(const boost::json::object& section, settings* out) {
-  return config_rows.check(section, out);
-}
-
 }  // namespace irc

@@ -63,13 +63,12 @@ class irc_plugin final : public ad::network_adapter {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
   static std::string validate_config(std::string_view section_json) {
-    auto section = parse_object(section_json);
-    return section ? check_section(*section, nullptr) : "section: must be a JSON object";
+    return config_rows.check_text(section_json, nullptr);
   }
   static constexpr bool verifies_restored_channels = true;
 
   irc_plugin(xconn::sdk::host host, std::string_view section_json) : network_adapter(host, "irc") {
-    if (auto section = parse_object(section_json)) check_section(*section, &settings_);
+    config_rows.check_text(section_json, &settings_);  // validate_config has passed it
     if (auto refused = xconn::adapter::trust_for_clients(tls_, settings_.ca_file); !refused.empty())
       host.warn("irc: " + refused + "; only the system store is trusted");
   }

@@ -35,9 +35,4 @@ inline const xconn::adapter::config_table<settings> config_rows{
      &settings::proxy},
 };
 
-// out: where the values go (nullptr to check only).
-inline std::string check_section(const boost::json::object& section, settings* out) {
-  return config_rows.check(section, out);
-}
-
 }  // namespace telegram

@@ -27,8 +27,7 @@ using xconn::sdk::kv_batch;
 std::string telegram_plugin::manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
 
 std::string telegram_plugin::validate_config(std::string_view section_json) {
-  auto section = parse_object(section_json);
-  return section ? check_section(*section, nullptr) : "section: must be a JSON object";
+  return config_rows.check_text(section_json, nullptr);
 }
 
 telegram_plugin::telegram_plugin(xconn::sdk::host host, std::string_view section_json)
@@ -43,7 +42,7 @@ telegram_plugin::telegram_plugin(xconn::sdk::host host, std::string_view section
                 }
                 if (kept) connect(channel, kept->token, kept->chat_id);
               }) {
-  if (auto section = parse_object(section_json)) check_section(*section, &settings_);
+  config_rows.check_text(section_json, &settings_);  // validate_config has passed it
   auto endpoint = api_endpoint::parse(settings_.api_base_url);
   std::string error;
   auto proxy = settings_.proxy.empty() ? std::nullopt : proxy_url::parse(settings_.proxy);

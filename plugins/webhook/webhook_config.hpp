@@ -36,9 +36,4 @@ inline const xconn::adapter::config_table<settings> config_rows{
     {"policy.replay_keep_max", rule::integer(100, 20000), &settings::replay_keep_max},
 };
 
-// out: where the values go (nullptr to check only).
-inline std::string check_section(const boost::json::object& section, settings* out) {
-  return config_rows.check(section, out);
-}
-
 }  // namespace webhook

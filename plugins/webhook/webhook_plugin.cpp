@@ -86,13 +86,12 @@ class webhook_plugin final : public ad::network_adapter {
  public:
   static std::string manifest() { return manifest_json(XCONN_PLUGIN_BUILD_VERSION); }
   static std::string validate_config(std::string_view section_json) {
-    auto section = parse_object(section_json);
-    return section ? check_section(*section, nullptr) : "section: must be a JSON object";
+    return config_rows.check_text(section_json, nullptr);
   }
   static constexpr bool verifies_restored_channels = true;
 
   webhook_plugin(xconn::sdk::host host, std::string_view section_json) : network_adapter(host, "webhook") {
-    if (auto section = parse_object(section_json)) check_section(*section, &settings_);
+    config_rows.check_text(section_json, &settings_);  // validate_config has passed it
     std::string error;
     ad::http_client::options options;
     options.ca_file = settings_.ca_file;
