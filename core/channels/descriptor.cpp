@@ -45,8 +45,15 @@ const json::object* binding_tool(const json::object& binding, std::string_view t
   return nullptr;
 }
 
+// The card's tools; a card may leave the key out (a plugin with no tools), which is none.
+const json::array& card_tools(const plugin_manifest& m) {
+  static const json::array none;
+  auto* tools = m.card.if_contains("tools");
+  return tools && tools->is_array() ? tools->as_array() : none;
+}
+
 std::string tool_profile(const plugin_manifest& m, std::string_view tool_id) {
-  for (const auto& t : m.card.at("tools").as_array())
+  for (const auto& t : card_tools(m))
     if (t.as_object().at("tool_id").as_string() == tool_id) return string_or(t.as_object(), "profile", "");
   return "";
 }
@@ -103,7 +110,7 @@ json::object build_descriptor(const descriptor_input& in) {
     target_out["display_name"] = label + " not bound";
   }
   json::array tools;
-  for (const auto& t : m.card.at("tools").as_array()) {
+  for (const auto& t : card_tools(m)) {
     auto id = t.as_object().at("tool_id").as_string();
     auto st = tool_status(in, id);
     std::string permission = "unknown";

@@ -97,9 +97,8 @@ check check_supports(const json::object& card) {
 }
 
 check check_tools(json::object& card) {
-  // A card without tools is a card with none: the host reads the list wherever a channel or a call needs it.
-  if (!card.contains("tools")) card["tools"] = json::array();
   auto* t = card.if_contains("tools");
+  if (!t) return {};
   if (!t->is_array()) return std::string("tools: must be an array");
   const auto& profiles = card.at("supports").as_object().at("profiles").as_array();
   static const std::regex tool_id_pattern("^[A-Za-z0-9_.-]{1,256}$");

@@ -46,6 +46,16 @@ json::object build(const channel& c, const std::vector<std::string>& profiles, h
 
 // build_descriptor ---------------------------------------------------------------------------------------------
 
+// A card may leave "tools" out (the manifest checks accept it); its channels' descriptors list none. The builder read
+// card.tools unchecked, and opening a channel of such a plugin aborted the server (std::out_of_range).
+TEST(BuildDescriptor, ACardWithoutToolsListsNone) {
+  auto m = sample();
+  m.card.erase("tools");
+  m.tools.clear();
+  auto d = build(make_channel(true), v2_only, health_state::healthy, false, m);
+  EXPECT_TRUE(d.at("tools").as_array().empty());
+}
+
 TEST(BuildDescriptor, CreatedChannel) {
   auto c = make_channel(false);
   auto d = build(c, v2_only);

@@ -98,18 +98,6 @@ TEST(PluginManifest, MinimalManifest) {
   EXPECT_EQ(m.tools.size(), 2u);
 }
 
-// A card without tools publishes an empty list: a channel's descriptor and a call read it, and once aborted the
-// server there (std::out_of_range) when a plugin left the key out.
-TEST(PluginManifest, ACardWithoutToolsHasAnEmptyList) {
-  auto m = parse_ok([](auto& m) {
-    m["card"].as_object().erase("tools");
-    m.erase("tool_options");
-  });
-  EXPECT_TRUE(m.tools.empty());
-  ASSERT_TRUE(m.card.contains("tools"));
-  EXPECT_TRUE(m.card.at("tools").as_array().empty());
-}
-
 TEST(PluginManifest, NotJson) {
   auto r = parse_manifest("not json", test::sample_build_json);
   ASSERT_FALSE(r.has_value());
