@@ -68,8 +68,8 @@ asio::awaitable<api_reply> bot_api::download(const std::string& token, const std
                                              std::size_t max_bytes, std::chrono::seconds timeout, std::string* body) {
   body->clear();
   auto req = ad::http_request::get(endpoint_.base_path + "/file/bot" + token + "/" + file_path);
-  auto r = co_await client_.download(endpoint_, std::move(req), max_bytes,
-                                     [body](std::string_view chunk) { body->append(chunk); }, timeout);
+  ad::http_client::body_sink sink = [body](std::string_view chunk) { body->append(chunk); };
+  auto r = co_await client_.download(endpoint_, std::move(req), max_bytes, std::move(sink), timeout);
   if (r.reached() && r.status == 200) {
     api_reply reply;
     reply.http_status = 200;

@@ -27,8 +27,10 @@ auto telegram_plugin::poll(std::shared_ptr<poller> p) -> awaitable<void> {
   // A build before the HMAC keys kept the offset under the bare hash of the token: carried over, then erased.
   if (auto legacy = "offset/" + xconn::kit::legacy_consumer_key("bot-", p->token); !kept && legacy != cursor_key)
     if ((kept = kv_get(legacy))) host().kv_write(kv_batch().put(cursor_key, *kept).erase(legacy));
-  co_await p->run(update_offset::from_kept(kept.value_or("")),
-                  [this, p](const update_offset& offset) { return poll_page(p, offset); });
+  // A named function, not a lambda in the co_await: GCC 12 destroys a lambda temporary of a co_await expression
+  // twice when the frame is destroyed while suspended (a stop), which released p twice.
+  poller::poll_fn next_page = [this, p](const update_offset& offset) { return poll_page(p, offset); };
+  co_await p->run(update_offset::from_kept(kept.value_or("")), std::move(next_page));
 }
 
 // One getUpdates: the page of messages for the channels bound to their chats, or what the loop does instead.

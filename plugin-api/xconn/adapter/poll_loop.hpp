@@ -6,6 +6,8 @@
 //   struct poller : xconn::adapter::poll_loop<my_cursor> { using poll_loop::poll_loop; std::string token; };
 //   spawn(p->run(my_cursor::from_kept(kv_get(key).value_or("")), [this, p](const my_cursor& c) { return ask(*p, c); }));
 //   consumer_stop / on_halting: p->stop();
+// Awaiting run instead, name the poll function first: GCC 12 destroys a lambda written inside a co_await expression
+// twice when a stop destroys the waiting frame (docs/plugin-api.md "One compiler trap").
 //
 // Cursor is the adapter's own type: copyable, with `std::string kept() const` (what the store keeps).
 #pragma once
