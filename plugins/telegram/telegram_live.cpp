@@ -70,87 +70,32 @@ auto telegram_plugin::chat_action(binding b) -> awaitable<void> {
   co_await call(b.token, "sendChatAction", params, call_timeout);
 }
 
-// Brings the Telegram message of (channel, message id) to the newest text, one request at a time; the first text
-// creates it. A chat takes one delta edit a second, whichever live message it is for: an edit reserves its chat's
-// slot before it goes.
+// The live message of (channel, message id) brought to the newest text (xconn/adapter/live_messages.hpp): sent
+// once, then edited, a chat taking one delta edit a second whichever live message it is for.
 auto telegram_plugin::live_update(binding b, std::string message_id, std::string text) -> awaitable<void> {
-  const std::string key = b.channel + "\n" + message_id;
-  const std::string chat = b.key + "\n" + b.chat_id;
-  {
-    std::lock_guard lock(mutex_);
-    auto& live = live_[key];
-    live.latest = first_part(text);
-    if (live.busy) co_return;  // the request on its way takes the newest text when it returns
-    live.busy = true;
-  }
-  for (;;) {
-    std::string telegram_id, want;
-    std::chrono::steady_clock::time_point next{};
-    {
-      std::lock_guard lock(mutex_);
-      auto it = live_.find(key);
-      if (it == live_.end()) co_return;  // the final took over
-      if (it->second.latest == it->second.shown) {
-        it->second.busy = false;
-        co_return;
-      }
-      telegram_id = it->second.telegram_id;
-      want = it->second.latest;
-      if (!telegram_id.empty()) {
-        auto now = std::chrono::steady_clock::now();
-        auto& slot = chat_edit_[chat];
-        if (slot + 1s > now) next = slot + 1s;
-        else slot = now;  // this edit's turn
-      }
-    }
-    if (next != std::chrono::steady_clock::time_point{}) {
-      co_await pause(next - std::chrono::steady_clock::now());
-      continue;  // newer text may have come meanwhile, or another message took the slot
-    }
-    // Two statements: GCC 12 miscompiles co_await inside a conditional expression.
-    api_reply r;
-    if (telegram_id.empty()) r = co_await send_message(b, want, std::chrono::steady_clock::now() + 10s);
-    else r = co_await edit_message(b, telegram_id, want);
-    std::lock_guard lock(mutex_);
-    auto it = live_.find(key);
-    if (it == live_.end()) co_return;
-    if (!r.ok) {
-      it->second.busy = false;  // the final will send or edit the whole text
-      co_return;
-    }
-    if (telegram_id.empty() && r.result.is_object()) {
-      it->second.telegram_id = id_text(r.result.as_object().if_contains("message_id"));
-      auto now = std::chrono::steady_clock::now();
-      if (chat_edit_.size() > 1024) std::erase_if(chat_edit_, [&](const auto& e) { return e.second + 1s < now; });
-      chat_edit_[chat] = std::max(chat_edit_[chat], now);  // its first edit a second after it was created
-    }
-    it->second.shown = want;
-  }
+  xconn::adapter::live_messages::create_fn create = [this, b](std::string t) { return create_live(b, std::move(t)); };
+  xconn::adapter::live_messages::edit_fn edit = [this, b](std::string id, std::string t) {
+    return edit_live(b, std::move(id), std::move(t));
+  };
+  co_await live_.update(b.channel + "\n" + message_id, b.key + "\n" + b.chat_id, first_part(text), std::move(create),
+                        std::move(edit));
 }
 
-// The live message of a final, taken over by it: its Telegram id, once no request of it is on its way (10 s at most).
-auto telegram_plugin::take_live(const std::string& channel, const std::string& message_id) -> awaitable<std::string> {
-  const std::string key = channel + "\n" + message_id;
-  for (int waited = 0;; ++waited) {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = live_.find(key);
-      if (it == live_.end()) co_return std::string();
-      if (!it->second.busy || waited == 200) {
-        auto id = it->second.telegram_id;
-        live_.erase(it);
-        co_return id;
-      }
-    }
-    co_await pause(50ms);
-  }
+auto telegram_plugin::create_live(binding b, std::string text) -> awaitable<std::optional<std::string>> {
+  auto r = co_await send_message(b, text, std::chrono::steady_clock::now() + 10s);
+  if (!r.ok) co_return std::nullopt;
+  co_return r.result.is_object() ? id_text(r.result.as_object().if_contains("message_id")) : std::string();
+}
+
+auto telegram_plugin::edit_live(binding b, std::string telegram_id, std::string text) -> awaitable<bool> {
+  co_return (co_await edit_message(b, telegram_id, text)).ok;
 }
 
 auto telegram_plugin::send_text(binding b, std::string text, std::string message_id, completion done)
     -> awaitable<void> {
   auto deadline = std::chrono::steady_clock::now() + 25s;
   std::string first_id, live_id;
-  if (!message_id.empty()) live_id = co_await take_live(b.channel, message_id);
+  if (!message_id.empty()) live_id = co_await live_.take(b.channel + "\n" + message_id);
   auto parts = split_text(text, max_message_units);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i == 0 && !live_id.empty()) {

@@ -12,6 +12,7 @@
 
 #include <xconn/adapter/channel_checks.hpp>
 #include <xconn/adapter/health_board.hpp>
+#include <xconn/adapter/live_messages.hpp>
 #include <xconn/adapter/media_files.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/poll_loop.hpp>
@@ -65,13 +66,6 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
     std::string key;      // token_key(token): the shared poller and the token's rate limit
     std::string chat_id;  // Telegram's integer id, as text
   };
-  // One assistant message shown live (deltas as edits), by channel and message id.
-  struct live_message {
-    std::string telegram_id;  // "" until sendMessage answered
-    std::string shown;        // the text Telegram has
-    std::string latest;       // the newest text the host gave
-    bool busy = false;        // a send or edit is on its way; it picks up `latest` when it returns
-  };
   struct poller : xconn::adapter::poll_loop<update_offset> {
     using poll_loop::poll_loop;
     std::string token;
@@ -104,7 +98,8 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   std::string send_refused(const binding& b, const api_reply& r, bool part_sent);
   awaitable<void> chat_action(binding b);
   awaitable<void> live_update(binding b, std::string message_id, std::string text);
-  awaitable<std::string> take_live(const std::string& channel, const std::string& message_id);
+  awaitable<std::optional<std::string>> create_live(binding b, std::string text);
+  awaitable<bool> edit_live(binding b, std::string telegram_id, std::string text);
   awaitable<void> send_text(binding b, std::string text, std::string message_id, completion done);
   awaitable<void> send_tool(binding b, std::string text, completion done);
 
@@ -125,9 +120,7 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   std::mutex mutex_;
   std::map<std::string, binding> channels_;    // signed-in channels of this run, by channel id
   std::map<std::string, binding> restored_;    // restored channels until verified: their token and chat
-  std::map<std::string, live_message> live_;   // by channel "\n" message id
-  std::map<std::string, std::chrono::steady_clock::time_point> chat_edit_;  // by token key "\n" chat id: the last
-                                                                            // delta edit (or creation), pruned
+  xconn::adapter::live_messages live_{*this, std::chrono::seconds(1)};  // by channel "\n" message id, per chat
   xconn::adapter::shared_consumers<poller> pollers_;  // by token key; the host's references are made in bind()
   xconn::adapter::rate_limiter limits_;                // by token key: a 429's retry_after
   xconn::adapter::health_board health_;

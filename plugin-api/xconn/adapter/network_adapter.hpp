@@ -163,6 +163,7 @@ class network_adapter : public xconn::sdk::plugin {
 
  private:
   friend class channel_checks;  // spawns its checks and pushes their outcome through the adapter
+  friend class live_messages;  // waits out edit turns on the loop
   template <class Cursor>
   friend class poll_loop;  // emits its pages and keeps its cursor through the adapter
 
