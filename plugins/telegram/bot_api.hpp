@@ -16,6 +16,8 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace telegram {
 
@@ -39,6 +41,22 @@ struct file_part {
   std::string mime_type;
   std::string bytes;
 };
+
+// What /metrics shows of one Bot API answer (xconn_plugin_events_total): polls, updates, sends, edits, rate-limit
+// waits, errors by HTTP status. Each counter with its increment.
+inline std::vector<std::pair<std::string, std::uint64_t>> counters_of(const std::string& method, const api_reply& r) {
+  if (!r.reached()) return {{"errors_unreachable", 1}};
+  if (!r.ok) {
+    std::vector<std::pair<std::string, std::uint64_t>> out{{"errors_" + std::to_string(r.http_status), 1}};
+    if (r.http_status == 429) out.emplace_back("rate_limit_waits", 1);
+    return out;
+  }
+  if (method == "getUpdates")
+    return {{"polls", 1}, {"updates", r.result.is_array() ? r.result.as_array().size() : 0}};
+  if (method == "editMessageText") return {{"edits", 1}};
+  if (method.starts_with("send") && method != "sendChatAction") return {{"sends", 1}};
+  return {};
+}
 
 class bot_api {
  public:

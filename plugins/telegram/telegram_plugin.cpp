@@ -182,28 +182,11 @@ void telegram_plugin::connect(const std::string& channel, const std::string& tok
 
 // ---- Bot API calls ----
 
-// What /metrics shows of the target (xconn_plugin_events_total): polls, updates, sends, edits, rate-limit waits,
-// errors by HTTP status.
-void telegram_plugin::count(const std::string& method, const api_reply& r) {
-  if (!r.reached()) return host().count("errors_unreachable");
-  if (!r.ok) {
-    host().count("errors_" + std::to_string(r.http_status));
-    if (r.http_status == 429) host().count("rate_limit_waits");
-    return;
-  }
-  if (method == "getUpdates") {
-    host().count("polls");
-    if (r.result.is_array()) host().count("updates", r.result.as_array().size());
-  } else if (method == "editMessageText") {
-    host().count("edits");
-  } else if (method.starts_with("send") && method != "sendChatAction") {
-    host().count("sends");
-  }
-}
-
+// Every answer counted for /metrics (bot_api.hpp counters_of).
 auto telegram_plugin::counted(const std::string& method, awaitable<api_reply> reply) -> awaitable<api_reply> {
   auto r = co_await std::move(reply);
-  count(method, r);
+  for (const auto& [name, n] : counters_of(method, r))
+    if (n > 0) host().count(name, n);
   co_return r;
 }
 

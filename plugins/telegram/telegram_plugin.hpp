@@ -81,7 +81,6 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   void forget(const std::string& channel);
   void bind(binding b);
   void connect(const std::string& channel, const std::string& token, const std::string& chat_id);
-  void count(const std::string& method, const api_reply& r);
   awaitable<api_reply> counted(const std::string& method, awaitable<api_reply> reply);
   awaitable<api_reply> call(const std::string& token, const std::string& method, const boost::json::object& params,
                             std::chrono::seconds timeout, std::chrono::steady_clock::time_point deadline = {});

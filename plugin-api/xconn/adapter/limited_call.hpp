@@ -7,7 +7,9 @@
 //   auto r = co_await limited_call_until(limits_, key, now + 25s, same call, same reading);
 //
 // retry_after_of(answer) is none when the answer is not a rate limit, else the target's wait (zero when unnamed).
-// The call is made anew each time: it must not hold what a previous try moved away.
+// The call is made anew each time: it must not hold what a previous try moved away. A call capturing by reference
+// may be written in place, as above; one capturing by value goes into a named local first (GCC 12 destroys a lambda
+// written inside a co_await twice when a stop destroys the frame, docs/plugin-api.md "One compiler trap").
 #pragma once
 
 #include <xconn/adapter/rate_limiter.hpp>
