@@ -5,13 +5,14 @@
 // deadline, capped lines, the ordered writer) is the layer's line_connection. Everything runs on the adapter's loop.
 #pragma once
 
+#include <xconn/adapter/awaited_flag.hpp>
 #include <xconn/adapter/channel_checks.hpp>
 #include <xconn/adapter/line_connection.hpp>
+#include <xconn/adapter/pending_answers.hpp>
 #include <xconn/adapter/retry_backoff.hpp>
 
 #include <boost/asio.hpp>
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,8 +35,7 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
 
   chat_connection(asio::io_context& io, std::string host, std::string port, std::string user, std::string password,
                   std::chrono::seconds sign_in_timeout, events on)
-      : io_(io), pause_(io), deadline_(io), changed_(io, asio::steady_timer::time_point::max()),
-        sign_in_timeout_(sign_in_timeout), host_(std::move(host)),
+      : io_(io), pause_(io), deadline_(io), sign_in_timeout_(sign_in_timeout), host_(std::move(host)),
         port_(std::move(port)), user_(std::move(user)), password_(std::move(password)), on_(std::move(on)) {}
 
   // Until refused or stopped: one session after another, with the backoff between them.
@@ -46,8 +46,7 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
         co_await session(backoff);
       } catch (const std::exception&) {  // refused, reset, closed: the server is away
       }
-      for (auto& s : sends_) s->done = true;  // unanswered SENDs: not delivered
-      sends_.clear();
+      sends_.settle_all();  // unanswered SENDs: not delivered
       if (state_ == state::refused || state_ == state::stopped) break;
       ++attempts_;
       set(state::away);
@@ -62,7 +61,7 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   awaitable<check_verdict> outcome() {
     for (auto tries = attempts_; state_ != state::up && state_ != state::refused && attempts_ == tries;) {
       if (state_ == state::stopped) co_return check_verdict::unreachable;
-      co_await changed();
+      co_await changed_.wait();
     }
     co_return state_ == state::up ? check_verdict::accepted
                                   : state_ == state::refused ? check_verdict::refused : check_verdict::unreachable;
@@ -71,11 +70,9 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   // The seq the server gave the message, or nullopt when it was not delivered.
   awaitable<std::optional<long>> send(std::string text) {
     if (state_ != state::up) co_return std::nullopt;
-    auto answer = std::make_shared<pending_send>();
-    sends_.push_back(answer);
     write("SEND " + text);
-    while (!answer->done) co_await changed();
-    co_return answer->seq > 0 ? std::optional(answer->seq) : std::nullopt;
+    auto seq = co_await sends_.await(0);  // the server answers SENDs in order; 0: refused
+    co_return seq.value_or(0) > 0 ? seq : std::nullopt;
   }
 
   void stop() {
@@ -90,11 +87,6 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   long newest() const { return newest_; }
 
  private:
-  struct pending_send {
-    bool done = false;
-    long seq = 0;  // 0: refused
-  };
-
   awaitable<void> session(xconn::adapter::retry_backoff& backoff) {
     line_ = std::make_shared<xconn::adapter::line_connection>(
         io_, xconn::adapter::line_options{.host = host_, .port = port_, .connect_timeout = sign_in_timeout_});
@@ -119,11 +111,8 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
         auto [from, text] = split(from_text);
         newest_ = std::max(newest_, std::stol(seq));
         co_await on_.message(std::stol(seq), from, text);
-      } else if ((verb == "SENT" || verb == "ERR") && !sends_.empty()) {
-        sends_.front()->done = true;
-        sends_.front()->seq = verb == "SENT" ? std::stol(rest) : 0;
-        sends_.pop_front();
-        changed_.cancel();
+      } else if (verb == "SENT" || verb == "ERR") {
+        sends_.settle_oldest([&](long& seq) { seq = verb == "SENT" ? std::stol(rest) : 0; });
       }
     }
   }
@@ -142,15 +131,14 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   void set(state s) {
     if (state_ == state::stopped || state_ == s) return;
     state_ = s;
-    changed_.cancel();  // wakes outcome() and send()
+    changed_.pulse();  // wakes outcome()
     if (on_.changed) on_.changed(s);
   }
-  awaitable<void> changed() { co_await changed_.async_wait(asio::as_tuple(asio::use_awaitable)); }
 
   asio::io_context& io_;
   std::shared_ptr<xconn::adapter::line_connection> line_;
   asio::steady_timer pause_, deadline_;
-  asio::steady_timer changed_;  // never expires: cancelled on every change, which wakes whoever waits on it
+  xconn::adapter::awaited_flag changed_;  // pulsed on every change of state
   std::chrono::seconds sign_in_timeout_;
   std::string host_, port_, user_, password_;
   events on_;
@@ -158,7 +146,7 @@ class chat_connection : public std::enable_shared_from_this<chat_connection> {
   int attempts_ = 0;  // tries that ended without an answer
   std::string room_;
   long newest_ = 0;
-  std::deque<std::shared_ptr<pending_send>> sends_;
+  xconn::adapter::pending_answers<int, long> sends_;  // SENDs awaiting SENT <seq> or ERR, in order
 };
 
 }  // namespace example

@@ -4,11 +4,13 @@
 
 #include <xconn/adapter/retry_backoff.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <iterator>
 
 namespace irc {
 
@@ -22,24 +24,10 @@ constexpr auto keepalive_interval = 90s;            // a PING when the server sa
 constexpr auto dead_after = 240s;                   // nothing read for this long: the connection is gone
 constexpr auto write_timeout = 60s;                 // a line the server takes nothing of for this long: gone too
 constexpr std::size_t max_line_bytes = 8191 + 512;  // IRCv3 tags plus an RFC 1459 line
-
-// Waits on timer until it fires or is cancelled.
-awaitable<void> sleep_on(asio::steady_timer& timer) {
-  boost::system::error_code ec;
-  co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
-}
 }  // namespace
 
-awaitable<bool> one_shot::wait(clock::time_point deadline) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
-  waiters.push_back(&timer);
-  while (!done && clock::now() < deadline) co_await sleep_on(timer);
-  std::erase(waiters, &timer);
-  co_return done;
-}
-
 session::session(asio::io_context& io, asio::ssl::context& tls, session_options options, session_events events)
-    : io_(io), tls_context_(tls), options_(std::move(options)), events_(std::move(events)), paced_wake_(io),
+    : io_(io), tls_context_(tls), options_(std::move(options)), events_(std::move(events)), paced_(io),
       backoff_(io) {}
 
 void session::run() { asio::co_spawn(io_, lifetime(), asio::detached); }
@@ -82,19 +70,17 @@ awaitable<void> session::lifetime() {
     if (closing_) break;
     events_.on_count("reconnect_waits");
     backoff_.expires_after(backoff.next());
-    co_await sleep_on(backoff_);
+    co_await backoff_.async_wait(asio::as_tuple(use_awaitable));
   }
   // Nobody waits past the end: joins and NAMES answer now, unwritten lines are given up.
-  for (auto* r : waiting_) r->answered->set();
-  for (auto& q : paced_)
-    if (q.owner) q.owner->done->set();
-  paced_.clear();
+  answers_.settle_all();
+  paced_.give_up();
 }
 
 awaitable<std::string> session::connect_and_register() {
-  registration_ = std::make_shared<one_shot>();
+  registration_ = std::make_shared<flag>();
   registration_outcome_.clear();
-  lost_ = std::make_shared<one_shot>();
+  lost_ = std::make_shared<flag>();
   offered_caps_.clear();
   auto deadline = clock::now() + options_.connect_timeout;
   auto c = std::make_shared<xconn::adapter::line_connection>(
@@ -122,7 +108,6 @@ awaitable<std::string> session::connect_and_register() {
   }
   link_ = c;
   asio::co_spawn(io_, read_lines(c), asio::detached);
-  asio::co_spawn(io_, feed_paced(c), asio::detached);
   // CAP LS first: a server with IRCv3 holds registration until CAP END; one without answers 421, harmlessly.
   send_now(build_line("CAP", {"LS", "302"}));
   if (!options_.password.empty()) send_now(build_line("PASS", {options_.password}));
@@ -134,18 +119,18 @@ awaitable<std::string> session::connect_and_register() {
 }
 
 void session::settle_registration(const std::string& outcome) {
-  if (registration_->done) return;
+  if (registration_->is_set()) return;
   registration_outcome_ = outcome;
   registered_ = outcome.empty();
   registration_->set();
-  paced_wake_.cancel();
+  if (registered_ && link_) paced_.feed(link_);
 }
 
 void session::drop_connection() {
   if (link_) link_->close();
   link_.reset();
   registered_ = false;
-  paced_wake_.cancel();
+  paced_.stop();
   lost_->set();
   settle_registration("target_unreachable");  // no-op once settled
 }
@@ -161,21 +146,6 @@ awaitable<void> session::read_lines(std::shared_ptr<xconn::adapter::line_connect
 
 std::shared_ptr<void> session::hold_emit_slot() { return link_ ? link_->hold() : std::shared_ptr<void>(); }
 
-awaitable<void> session::feed_paced(std::shared_ptr<xconn::adapter::line_connection> c) {
-  auto self = shared_from_this();
-  while (c->open() && link_ == c) {
-    if (!registered_ || paced_.empty()) {
-      paced_wake_.expires_at(clock::time_point::max());
-      co_await sleep_on(paced_wake_);
-      continue;
-    }
-    auto next = paced_.front();  // taken off only once written: a lost connection sends it again
-    if (!co_await c->write(next.text)) break;
-    paced_.pop_front();
-    if (next.owner && --next.owner->remaining == 0) next.owner->done->set();
-  }
-}
-
 void session::send_now(std::string text) {
   if (link_) link_->send(std::move(text));
 }
@@ -185,22 +155,14 @@ void session::handle(const line& l) {
   if (!registered_) return handle_registration(l);
   if (l.command == "ERROR") return drop_connection();
   // The server's answers to a JOIN or a NAMES: each settles the requests for its channel.
-  auto answer = [&](const std::string& channel, bool names, auto settle) {
-    auto folded = fold(channel);
-    for (auto* r : waiting_)
-      if (r->names == names && r->channel == folded) settle(*r);
-  };
   if (l.command == "JOIN" && fold(l.nick()) == fold(options_.nick)) {
     joined_.insert(fold(l.param(0)));
-    return answer(l.param(0), false, [](request& r) { r.answered->set(); });
+    return answers_.settle("JOIN " + fold(l.param(0)));
   }
-  if (refuses_join(l)) return answer(l.param(1), false, [](request& r) {
-    r.outcome = "join_refused";
-    r.answered->set();
-  });
+  if (refuses_join(l)) return answers_.settle("JOIN " + fold(l.param(1)), [](answer& a) { a.outcome = "join_refused"; });
   if (auto reply = names_reply(l))
-    return answer(reply->first, true, [&](request& r) { r.nicks.insert(r.nicks.end(), reply->second.begin(), reply->second.end()); });
-  if (l.command == "366") return answer(l.param(1), true, [](request& r) { r.answered->set(); });
+    return answers_.update("NAMES " + fold(reply->first), [&](answer& a) { std::ranges::copy(reply->second, std::back_inserter(a.nicks)); });
+  if (l.command == "366") return answers_.settle("NAMES " + fold(l.param(1)));
   events_.on_line(l);
 }
 
@@ -220,18 +182,6 @@ awaitable<std::string> session::ready(clock::time_point deadline) {
   co_return registration_outcome_;
 }
 
-awaitable<session::request> session::await_answer(bool names, std::string channel, clock::time_point deadline) {
-  auto self = shared_from_this();
-  request r;
-  r.names = names;
-  r.channel = fold(channel);
-  waiting_.push_back(&r);
-  bool settled = co_await r.answered->wait(deadline);
-  std::erase(waiting_, &r);
-  if (!settled) r.outcome = "target_unreachable";
-  co_return r;
-}
-
 awaitable<std::string> session::join(const std::string& channel, clock::time_point deadline) {
   auto self = shared_from_this();
   auto folded = fold(channel);
@@ -239,7 +189,8 @@ awaitable<std::string> session::join(const std::string& channel, clock::time_poi
   if (joined_.contains(folded)) co_return std::string();
   if (!registered_) co_return std::string("target_unreachable");
   send_now(build_line("JOIN", {channel}));
-  auto outcome = (co_await await_answer(false, channel, deadline)).outcome;
+  auto answered = co_await answers_.await("JOIN " + folded, deadline);
+  auto outcome = answered ? answered->outcome : "target_unreachable";
   if (outcome.empty() && !joined_.contains(folded)) outcome = "target_unreachable";  // the session ended
   if (!outcome.empty() && outcome != "target_unreachable") wanted_.erase(folded);
   co_return outcome;
@@ -256,20 +207,17 @@ awaitable<std::optional<std::vector<std::string>>> session::names(const std::str
   auto self = shared_from_this();
   if (!registered_) co_return std::nullopt;
   send_now(build_line("NAMES", {channel}));
-  auto answered = co_await await_answer(true, channel, deadline);
-  if (!answered.outcome.empty() || !registered_) co_return std::nullopt;
-  co_return std::move(answered.nicks);
+  auto answered = co_await answers_.await("NAMES " + fold(channel), deadline);
+  if (!answered || !registered_) co_return std::nullopt;
+  co_return std::move(answered->nicks);
 }
 
 awaitable<bool> session::say(const std::string& target, const std::vector<std::string>& bodies,
                              clock::time_point deadline) {
   auto self = shared_from_this();
-  auto b = std::make_shared<batch>();
-  b->remaining = bodies.size();
-  for (const auto& body : bodies) paced_.push_back({build_line("PRIVMSG", {target, body}), b});
-  if (bodies.empty()) b->done->set();
-  paced_wake_.cancel();
-  co_return co_await b->done->wait(deadline) && b->remaining == 0;
+  std::vector<std::string> lines;
+  for (const auto& body : bodies) lines.push_back(build_line("PRIVMSG", {target, body}));
+  co_return co_await paced_.write(std::move(lines), deadline);
 }
 
 }  // namespace irc

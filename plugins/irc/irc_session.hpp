@@ -2,7 +2,8 @@
 // IRCv3 tags, PASS, NICK, USER), PING/PONG and a keepalive, JOINs kept and redone after a reconnect, NAMES, and
 // outgoing PRIVMSG lines paced at lines_per_second. The connection itself (TLS, deadlines, pacing, the reader paused
 // while max_emits_in_flight are unanswered, the keepalive) is xconn/adapter/line_connection.hpp. A dropped connection
-// reconnects 1 s doubling to 60 s (xconn/adapter/retry_backoff.hpp).
+// reconnects 1 s doubling to 60 s (xconn/adapter/retry_backoff.hpp); PRIVMSG lines wait out a reconnect in a
+// line_outbox, JOIN and NAMES their answers in pending_answers.
 // Everything runs on the plugin's one event-loop thread: no member is touched from another (an emit slot only posts).
 #pragma once
 
@@ -12,10 +13,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <xconn/adapter/awaited_flag.hpp>
 #include <xconn/adapter/line_connection.hpp>
+#include <xconn/adapter/line_outbox.hpp>
+#include <xconn/adapter/pending_answers.hpp>
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,18 +48,6 @@ struct session_events {
   std::function<void(bool registered)> on_state;            // registered, or the connection was lost
   std::function<void(const std::string& code)> on_refused;  // registration refused for good (invalid_credentials)
   std::function<void(const std::string& what)> on_count;    // a counter for /metrics
-};
-
-// A flag coroutines of one thread wait on until it is set or their deadline passes; any number may wait.
-struct one_shot {
-  bool done = false;
-  std::vector<boost::asio::steady_timer*> waiters;
-  void set() {
-    done = true;
-    for (auto* t : waiters) t->cancel();
-  }
-  // Whether it was set before the deadline.
-  boost::asio::awaitable<bool> wait(clock::time_point deadline);
 };
 
 class session : public std::enable_shared_from_this<session> {
@@ -89,30 +80,16 @@ class session : public std::enable_shared_from_this<session> {
                                    clock::time_point deadline);
 
  private:
-  struct batch {
-    std::size_t remaining = 0;
-    std::shared_ptr<one_shot> done = std::make_shared<one_shot>();
-  };
-  struct queued {
-    std::string text;              // the whole line, CR LF included
-    std::shared_ptr<batch> owner;  // for a say() whose writing is awaited
-  };
-  // A JOIN or a NAMES waiting for the server's answer.
-  struct request {
-    bool names = false;
-    std::string channel;  // folded
-    std::shared_ptr<one_shot> answered = std::make_shared<one_shot>();
+  // The server's answer to a JOIN or a NAMES, awaited under "JOIN <folded channel>" or "NAMES <folded channel>".
+  struct answer {
     std::string outcome;  // a JOIN's refusal
     std::vector<std::string> nicks;
   };
+  using flag = xconn::adapter::awaited_flag;
 
   boost::asio::awaitable<void> lifetime();
   boost::asio::awaitable<std::string> connect_and_register();
   boost::asio::awaitable<void> read_lines(std::shared_ptr<xconn::adapter::line_connection> c);
-  // Hands the PRIVMSG lines to c one at a time once registered; a line leaves the queue only once written.
-  boost::asio::awaitable<void> feed_paced(std::shared_ptr<xconn::adapter::line_connection> c);
-  // Waits for the server's answer to a JOIN or (names) a NAMES of channel, already sent: the request as answered.
-  boost::asio::awaitable<request> await_answer(bool names, std::string channel, clock::time_point deadline);
   void handle(const line& l);
   void handle_registration(const line& l);
   void send_now(std::string text);  // a control line (PONG, JOIN, CAP, ...): ahead of the paced ones
@@ -127,15 +104,13 @@ class session : public std::enable_shared_from_this<session> {
   bool registered_ = false;
   bool closing_ = false;
   std::string registration_outcome_;  // of the current attempt, once settled
-  std::shared_ptr<one_shot> registration_ = std::make_shared<one_shot>();
-  std::shared_ptr<one_shot> lost_ = std::make_shared<one_shot>();
+  std::shared_ptr<flag> registration_ = std::make_shared<flag>(), lost_ = std::make_shared<flag>();
   std::vector<std::string> offered_caps_;
-  std::deque<queued> paced_;  // PRIVMSG lines
-  boost::asio::steady_timer paced_wake_;  // cancelled when a line is queued, registration settles or the link drops
+  xconn::adapter::line_outbox paced_;  // PRIVMSG lines, written once registered
   boost::asio::steady_timer backoff_;
   std::map<std::string, std::string> wanted_;  // channels to be in: folded name → as given
   std::set<std::string> joined_;               // folded names the server confirmed on this connection
-  std::vector<request*> waiting_;              // requests awaiting the server's answer
+  xconn::adapter::pending_answers<std::string, answer> answers_;  // JOINs and NAMES sent
 };
 
 }  // namespace irc
