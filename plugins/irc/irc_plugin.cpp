@@ -8,23 +8,22 @@
 #include "irc_session.hpp"
 #include "irc_text.hpp"
 #include "kit/consumer_key.hpp"
-#include "kit/emit_refusal.hpp"
 #include "kit/json_fields.hpp"
 #include "kit/utf8_bound.hpp"
 
 #include <xconn/adapter/answers.hpp>
 #include <xconn/adapter/channel_checks.hpp>
+#include <xconn/adapter/graceful_close.hpp>
 #include <xconn/adapter/health_board.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/shared_consumers.hpp>
 #include <xconn/adapter/tls_client.hpp>
+#include <xconn/adapter/unrepeatable_emits.hpp>
 
 #include <boost/json.hpp>
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
 
-#include <algorithm>
-#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,21 +140,7 @@ class irc_plugin final : public ad::network_adapter {
   };
 
   // At stop each connection says QUIT; the stop waits for them to go out, at most quit_grace.
-  void on_halting() override {
-    auto gone = std::make_shared<std::promise<void>>();
-    auto quit = gone->get_future();
-    spawn(quit_all(std::move(gone)));
-    quit.wait_for(quit_grace);
-  }
-  awaitable<void> quit_all(std::shared_ptr<std::promise<void>> gone) {
-    auto sessions = sessions_.snapshot();
-    for (auto& entry : sessions) entry.second->close();
-    for (auto until = clock::now() + quit_grace; clock::now() < until;) {
-      if (std::ranges::none_of(sessions, [](const auto& entry) { return entry.second->linked(); })) break;
-      co_await pause(std::chrono::milliseconds(20));
-    }
-    gone->set_value();
-  }
+  void on_halting() override { ad::close_gracefully(io(), sessions_, quit_grace); }
   void on_halted() override {
     for (auto& s : sessions_.take_all()) s->abandon();
   }
@@ -323,18 +308,7 @@ class irc_plugin final : public ad::network_adapter {
       if (b == channels_.end() || fold(b->second.target) != from || is_channel(b->second.target) != to_channel)
         continue;
       host().count("messages_received");
-      // The slot is held until the host answered: the connection reads no further while too many are unanswered.
-      host().emit(channel, body, [host = host(), slot = s->hold_emit_slot(), refusals = refusals_](auto r) {
-        if (r.ok) return;
-        // A line cannot be asked for again: a refused one is dropped either way. One the host refused as invalid is
-        // final (its `error` event is the host's); the two kinds are told apart, logged at the 1st, 2nd, 4th, ...
-        bool final_refusal = xconn::kit::emit_refused_for_good(r.failure.code);
-        host.count(final_refusal ? "lines_refused" : "lines_not_stored");
-        if (auto n = (final_refusal ? refusals->invalid : refusals->not_stored).count())
-          host.warn("irc: " + std::to_string(n) + (final_refusal ? " line(s) refused by the host, dropped (last: "
-                                                                  : " message(s) not stored (last: ") +
-                    r.failure.code + (final_refusal ? ": " + r.failure.message : std::string()) + ")");
-      });
+      emits_.emit(channel, body, s->hold_emit_slot());  // the reader pauses while too many are unanswered
     }
   }
 
@@ -398,6 +372,7 @@ class irc_plugin final : public ad::network_adapter {
   settings settings_;
   boost::asio::ssl::context tls_{boost::asio::ssl::context::tls_client};
   ad::health_board health_{host()};
+  ad::unrepeatable_emits emits_{host(), "irc: "};  // a line cannot be asked for again
   ad::shared_consumers<session> sessions_{host()};  // by session key, held by the channels bound through them
   ad::channel_checks checks_{*this, health_, [this](const std::string& c) { return verify(c); },
                              [this](const std::string& c) {
@@ -405,10 +380,6 @@ class irc_plugin final : public ad::network_adapter {
                              }};
   // The event loop's alone:
   std::map<std::string, binding> channels_;  // signed-in channels, by channel id
-  struct refusal_tallies {
-    xconn::kit::refusal_tally invalid, not_stored;
-  };
-  std::shared_ptr<refusal_tallies> refusals_ = std::make_shared<refusal_tallies>();  // shared with emit callbacks
 };
 
 }  // namespace
