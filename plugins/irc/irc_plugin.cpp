@@ -4,12 +4,12 @@
 #include "irc_config.hpp"
 #include "irc_input.hpp"
 #include "irc_manifest.hpp"
+#include "irc_messages.hpp"
 #include "irc_replies.hpp"
 #include "irc_session.hpp"
 #include "irc_text.hpp"
 #include "kit/consumer_key.hpp"
 #include "kit/json_fields.hpp"
-#include "kit/utf8_bound.hpp"
 
 #include <xconn/adapter/answers.hpp>
 #include <xconn/adapter/channel_checks.hpp>
@@ -43,19 +43,6 @@ using namespace std::chrono_literals;
 // What identifies a connection. It holds the password: only ever turned into a key, never kept or logged.
 std::string session_material(const login& l) {
   return l.host + "\n" + l.port + "\n" + (l.tls ? "tls" : "plain") + "\n" + l.nick + "\n" + l.password;
-}
-
-long long now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string refusal_message(const std::string& code) {
-  if (code == "invalid_credentials") return "the IRC server refused the password";
-  if (code == "nick_in_use") return "that nick is in use on the server";
-  if (code == "invalid_input") return "the IRC server refused the nick";
-  if (code == "join_refused") return "the IRC server refused to let the nick join that channel";
-  return "the IRC server did not answer";
 }
 
 class irc_plugin final : public ad::network_adapter {
@@ -107,15 +94,7 @@ class irc_plugin final : public ad::network_adapter {
   }
 
   void send(std::string_view channel, std::string_view reply_json, completion done) override {
-    auto reply = parse_object(reply_json).value_or(json::object{});
-    auto bodies = split_message(string_at(reply, "text"));
-    // IRC carries no files: each is announced by name with its link.
-    if (auto* files = reply.if_contains("files"); files && files->is_array())
-      for (const auto& f : files->as_array())
-        if (f.is_object() && !string_at(f.as_object(), "download_url").empty())
-          for (auto& part : split_message(string_at(f.as_object(), "filename") + " " +
-                                          string_at(f.as_object(), "download_url")))
-            bodies.push_back(std::move(part));
+    auto bodies = reply_bodies(parse_object(reply_json).value_or(json::object{}));  // files announced as links
     spawn(send_lines(std::string(channel), std::move(bodies), std::move(done)));
   }
 
@@ -145,9 +124,7 @@ class irc_plugin final : public ad::network_adapter {
     for (auto& s : sessions_.take_all()) s->abandon();
   }
 
-  clock::time_point registration_deadline() const {
-    return clock::now() + std::chrono::seconds(settings_.connect_timeout_s);
-  }
+  clock::time_point registration_deadline() const { return clock::now() + 1s * settings_.connect_timeout_s; }
   // The shared consumer of a connection: the host's HMAC of what identifies it (kit/consumer_key.hpp).
   std::string session_key(const login& l) const { return xconn::kit::consumer_key(host(), "irc-", session_material(l)); }
 
@@ -282,33 +259,17 @@ class irc_plugin final : public ad::network_adapter {
 
   // A PRIVMSG to a bound channel, or from a bound nick to ours, to each channel bound so.
   void inbound(const std::string& key, const line& l) {
-    if (l.command != "PRIVMSG" || l.params.size() < 2) return;
-    auto nick = to_valid_utf8(l.nick(), true);
-    auto text = message_text(l.params[1], nick);
-    if (!text || nick.empty()) return;
-    bool to_channel = is_channel(l.params[0]);
-    json::object message{{"text", to_valid_utf8(*text)}, {"sender_name", xconn::kit::emit_display_field(nick)}};
-    auto account = l.tags.find("account");
-    message["sender_id"] = account != l.tags.end() && !account->second.empty() ? to_valid_utf8(account->second, true) : nick;
-    // A msgid past the host's 256 bytes would cost the whole line: it goes without one (and without dedup).
-    if (auto id = l.tags.find("msgid"); id != l.tags.end() && !id->second.empty()) {
-      auto msg_id = to_valid_utf8(id->second, true);
-      if (msg_id.size() <= xconn::kit::emit_field_max_bytes) message["msg_id"] = std::move(msg_id);
-    }
-    auto time = l.tags.find("time");
-    long long at = time == l.tags.end() ? 0 : server_time_ms(time->second);
-    message["at"] = at > 0 ? at : now_ms();
-    message["channel_key"] = to_valid_utf8(to_channel ? "irc/group/" + l.params[0] : "irc/direct/" + nick, true);
-    auto body = json::serialize(message);
-    auto from = fold(to_channel ? l.params[0] : nick);
+    auto message = read_privmsg(l);
+    if (!message) return;
     auto s = sessions_.find(key);
     if (!s) return;
     for (const auto& channel : sessions_.channels_of(key)) {
       auto b = channels_.find(channel);
-      if (b == channels_.end() || fold(b->second.target) != from || is_channel(b->second.target) != to_channel)
+      if (b == channels_.end() || fold(b->second.target) != message->from ||
+          is_channel(b->second.target) != message->to_channel)
         continue;
       host().count("messages_received");
-      emits_.emit(channel, body, s->hold_emit_slot());  // the reader pauses while too many are unanswered
+      emits_.emit(channel, message->json, s->hold_emit_slot());  // the reader pauses while too many are unanswered
     }
   }
 

@@ -43,6 +43,15 @@ inline std::optional<std::string> registration_verdict(const line& l) {
   return text.find("password") != std::string::npos ? "invalid_credentials" : "target_unreachable";
 }
 
+// What a sign-in's refusal says to the person signing in, by the code of registration_verdict or of a JOIN.
+inline std::string refusal_message(const std::string& code) {
+  if (code == "invalid_credentials") return "the IRC server refused the password";
+  if (code == "nick_in_use") return "that nick is in use on the server";
+  if (code == "invalid_input") return "the IRC server refused the nick";
+  if (code == "join_refused") return "the IRC server refused to let the nick join that channel";
+  return "the IRC server did not answer";
+}
+
 // A CAP line during registration: the line to answer it with, or nullopt (the offer continues, or nothing to say).
 // "CAP * LS * :part" continues, "CAP * LS :last" ends the offer; ACK or NAK ends the negotiation. offered collects
 // the capabilities across an offer's lines.
