@@ -39,4 +39,15 @@ inline std::string name_for(std::string_view mime_type) {
   return "file";
 }
 
+// How the Bot API takes a file of mime_type: sendPhoto for images, sendVideo for videos, sendDocument for anything
+// else; the multipart field it goes in, and what the media tool reports it as.
+struct upload_kind {
+  std::string method, field, media_type;
+};
+inline upload_kind upload_kind_of(std::string_view mime_type) {
+  if (mime_type.starts_with("image/")) return {"sendPhoto", "photo", "image"};
+  if (mime_type.starts_with("video/")) return {"sendVideo", "video", "video"};
+  return {"sendDocument", "document", "file"};
+}
+
 }  // namespace telegram

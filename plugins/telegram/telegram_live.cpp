@@ -5,6 +5,7 @@
 
 #include "telegram_json.hpp"
 #include "telegram_text.hpp"
+#include "telegram_verdict.hpp"
 
 #include <xconn/adapter/answers.hpp>
 
@@ -47,20 +48,15 @@ auto telegram_plugin::edit_message(const binding& b, const std::string& telegram
   co_return r;
 }
 
-// What a failed call becomes for the host, with the channel revoked when Telegram says the bot lost the chat.
+// What a failed call becomes for the host (telegram_verdict.hpp), with the channel revoked when Telegram says the
+// bot lost the chat.
 std::string telegram_plugin::failure_code(const binding& b, const api_reply& r) {
-  if (!r.reached()) return "target_unreachable";
-  if (r.http_status == 403 || r.http_status == 401) {
-    set_channel_status(b.channel, "revoked");
-    return r.http_status == 403 ? "telegram_forbidden" : "telegram_unauthorized";
-  }
-  return r.http_status == 429 ? "rate_limited" : "telegram_" + std::to_string(r.http_status);
+  if (r.reached() && revokes_channel(r)) set_channel_status(b.channel, "revoked");
+  return failure_code_of(r);
 }
 
-// A send's refusal for the host: retryable only when nothing reached the chat yet and Telegram may take it later.
 std::string telegram_plugin::send_refused(const binding& b, const api_reply& r, bool part_sent) {
-  bool retryable = !part_sent && (!r.reached() || r.http_status == 429 || r.http_status >= 500);
-  return answers::send_refused(failure_code(b, r), retryable);
+  return answers::send_refused(failure_code(b, r), send_retryable(r, part_sent));
 }
 
 auto telegram_plugin::chat_action(binding b) -> awaitable<void> {

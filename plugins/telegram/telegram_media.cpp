@@ -14,7 +14,7 @@ namespace json = boost::json;
 namespace answers = xconn::adapter;
 using namespace std::chrono_literals;
 
-// sendPhoto for images, sendVideo for videos, sendDocument for anything else, with an optional caption.
+// The file as a photo, a video or a document (file_kind.hpp upload_kind_of), with an optional caption.
 auto telegram_plugin::send_file(const binding& b, const json::object& item, const std::string& caption,
                                 std::string* media_type) -> awaitable<api_reply> {
   // A final's items carry the stored name and type; a tool names only the file_ref: the host tells what it stored
@@ -29,15 +29,13 @@ auto telegram_plugin::send_file(const binding& b, const json::object& item, cons
   }
   if (file->mime_type.empty()) file->mime_type = sniff_mime(file->bytes);
   if (file->filename.empty()) file->filename = name_for(file->mime_type);
-  bool image = file->mime_type.starts_with("image/"), video = file->mime_type.starts_with("video/");
-  if (media_type) *media_type = image ? "image" : video ? "video" : "file";
-  file_part part{image ? "photo" : video ? "video" : "document", file->filename, file->mime_type,
-                 std::move(file->bytes)};
+  auto kind = upload_kind_of(file->mime_type);
+  if (media_type) *media_type = kind.media_type;
+  file_part part{kind.field, file->filename, file->mime_type, std::move(file->bytes)};
   json::object fields;
   fields["chat_id"] = b.chat_id;
   if (!caption.empty()) fields["caption"] = caption;
-  const std::string method = image ? "sendPhoto" : video ? "sendVideo" : "sendDocument";
-  co_return co_await upload(b.token, method, fields, part, std::chrono::seconds(60));
+  co_return co_await upload(b.token, kind.method, fields, part, std::chrono::seconds(60));
 }
 
 // A final with files: the text rides as the first file's caption when it fits (1,024), else goes first.

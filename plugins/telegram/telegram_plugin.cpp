@@ -224,13 +224,8 @@ auto telegram_plugin::sign_in(std::string channel, std::string token, std::strin
   auto bot_id = id_text(bot.if_contains("id"));
   auto username = string_at(bot, "username");
   if (chat_input == bot_id) co_return done.fail({"invalid_chat", "the chat id is the bot's own id", false});
-  // GCC 12 miscompiles braced initializers inside a co_await expression: parameters are built beforehand.
-  json::object chat_params;
-  if (!chat_input.empty() && chat_input.find_first_not_of("-0123456789") == std::string::npos)
-    chat_params["chat_id"] = std::stoll(chat_input);
-  else
-    chat_params["chat_id"] = chat_input;
-  auto chat = co_await call(token, "getChat", chat_params, call_timeout);
+  auto params = chat_params(chat_input);  // built beforehand: no braced value inside a co_await (GCC 12)
+  auto chat = co_await call(token, "getChat", params, call_timeout);
   if (auto v = chat_verdict(chat); v != verdict::accepted) co_return done.fail(sign_in_refusal(v, chat));
   const auto& c = chat.result.as_object();
   auto chat_id = id_text(c.if_contains("id"));
@@ -257,9 +252,8 @@ auto telegram_plugin::verify(const std::string& channel) -> awaitable<check_verd
   auto me = co_await call(kept->token, "getMe", no_params(), call_timeout);
   auto v = token_verdict(me);
   if (v == verdict::accepted) {
-    json::object chat_params;
-    chat_params["chat_id"] = std::stoll(kept->chat_id);
-    auto chat = co_await call(kept->token, "getChat", chat_params, call_timeout);
+    auto params = chat_params(kept->chat_id);
+    auto chat = co_await call(kept->token, "getChat", params, call_timeout);
     v = chat_verdict(chat);
   }
   if (v == verdict::accepted) co_return check_verdict::accepted;

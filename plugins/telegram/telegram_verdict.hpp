@@ -52,4 +52,18 @@ inline xconn::sdk::error sign_in_refusal(verdict v, const api_reply& r) {
   }
 }
 
+// What a failed send or tool call becomes for the host's error code.
+inline std::string failure_code_of(const api_reply& r) {
+  if (!r.reached()) return "target_unreachable";
+  if (r.http_status == 403) return "telegram_forbidden";
+  if (r.http_status == 401) return "telegram_unauthorized";
+  return r.http_status == 429 ? "rate_limited" : "telegram_" + std::to_string(r.http_status);
+}
+// Telegram says the bot lost the chat (blocked, removed) or the token: the channel is revoked.
+inline bool revokes_channel(const api_reply& r) { return r.http_status == 403 || r.http_status == 401; }
+// Whether a send that failed so may be asked again: only when nothing reached the chat yet and Telegram may take it.
+inline bool send_retryable(const api_reply& r, bool part_sent) {
+  return !part_sent && (!r.reached() || r.http_status == 429 || r.http_status >= 500);
+}
+
 }  // namespace telegram

@@ -5,6 +5,7 @@
 #include "plugins/telegram/api_endpoint.hpp"
 #include "plugins/telegram/file_kind.hpp"
 #include <xconn/adapter/retry_backoff.hpp>
+#include "plugins/telegram/telegram_json.hpp"
 #include "plugins/telegram/telegram_text.hpp"
 #include "plugins/telegram/telegram_verdict.hpp"
 #include "support/abi_test_host.hpp"
@@ -100,6 +101,29 @@ TEST(TelegramVerdict, OnlyTelegramsOwnRefusalsCondemnTheTokenOrTheChat) {
   EXPECT_TRUE(sign_in_refusal(verdict::unreachable, reply(502)).retryable);
 }
 
+TEST(TelegramVerdict, AFailedSendNamesItsCodeRevokesOnALostChatAndIsRetryableOnlyBeforeAnyPartWent) {
+  api_reply unreachable;
+  unreachable.transport_error = "timeout";
+  EXPECT_EQ(failure_code_of(unreachable), "target_unreachable");
+  api_reply r;
+  for (auto [status, code] : {std::pair{403, "telegram_forbidden"}, {401, "telegram_unauthorized"},
+                              {429, "rate_limited"}, {400, "telegram_400"}, {502, "telegram_502"}}) {
+    r.http_status = status;
+    EXPECT_EQ(failure_code_of(r), code) << status;
+    EXPECT_EQ(revokes_channel(r), status == 403 || status == 401) << status;
+    EXPECT_EQ(send_retryable(r, false), status == 429 || status == 502) << status;
+    EXPECT_FALSE(send_retryable(r, true)) << "a part already in the chat is never sent twice";
+  }
+  EXPECT_TRUE(send_retryable(unreachable, false));
+}
+
+TEST(TelegramJson, AChatIdGoesAsANumberAndAnythingElseAsGivenNeverThrowing) {
+  EXPECT_EQ(chat_params("-1001234567890").at("chat_id"), -1001234567890LL);
+  EXPECT_EQ(chat_params("42").at("chat_id"), 42);
+  for (std::string given : {"@channel", "-", "--5", "1-2", "", "99999999999999999999999", " 42"})
+    EXPECT_EQ(chat_params(given).at("chat_id"), boost::json::value(given)) << given;
+}
+
 TEST(TelegramBackoff, ChecksWaitOneSecondDoublingToSixty) {
   xconn::adapter::retry_backoff b;
   std::vector<long> waits;
@@ -117,6 +141,15 @@ TEST(TelegramFiles, ATypeComesFromTheFirstBytesAndTheNameTakesItsExtension) {
   EXPECT_EQ(name_for("application/pdf"), "file.pdf");
   EXPECT_EQ(name_for("image/jpeg"), "file.jpg");
   EXPECT_EQ(name_for("application/octet-stream"), "file");
+}
+
+TEST(TelegramFiles, ImagesGoAsPhotosVideosAsVideosAndAnythingElseAsADocument) {
+  EXPECT_EQ(upload_kind_of("image/png").method, "sendPhoto");
+  EXPECT_EQ(upload_kind_of("image/png").field, "photo");
+  EXPECT_EQ(upload_kind_of("video/mp4").method, "sendVideo");
+  EXPECT_EQ(upload_kind_of("video/mp4").media_type, "video");
+  EXPECT_EQ(upload_kind_of("application/pdf").method, "sendDocument");
+  EXPECT_EQ(upload_kind_of("").media_type, "file");
 }
 
 TEST(TelegramApi, BaseUrlsParseAndHostileOnesAreRefused) {
