@@ -9,7 +9,6 @@
 #include "telegram_text.hpp"
 #include "telegram_verdict.hpp"
 #include "kit/consumer_key.hpp"
-#include "kit/emit_refusal.hpp"
 
 #include <xconn/adapter/answers.hpp>
 #include <xconn/adapter/limited_call.hpp>

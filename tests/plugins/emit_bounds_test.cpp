@@ -1,8 +1,8 @@
-// What an adapter does so that the host takes its emits (plugins/kit/utf8_bound.hpp, emit_refusal.hpp) and the
+// What an adapter does so that the host takes its emits (plugins/kit/utf8_bound.hpp, adapter/emit_refusal.hpp) and the
 // Telegram offset that survives an update_id of INT64_MAX (plugins/telegram/telegram_offset.hpp): a name cut to
 // the host's 256 bytes between code points (ASCII, CJK, emoji, a cut that would fall inside one), invalid UTF-8 and
 // control characters made valid, which refusals are final, and an offset that never overflows.
-#include "plugins/kit/emit_refusal.hpp"
+#include <xconn/adapter/emit_refusal.hpp>
 #include "plugins/kit/utf8_bound.hpp"
 #include "plugins/telegram/telegram_offset.hpp"
 
@@ -95,15 +95,15 @@ TEST(utf8_bounded, control_characters_become_spaces_in_a_display_field) {
 }
 
 TEST(emit_refusal, only_an_invalid_message_or_a_gone_channel_is_final) {
-  EXPECT_TRUE(xconn::kit::emit_refused_for_good("invalid_message"));
-  EXPECT_TRUE(xconn::kit::emit_refused_for_good("channel_not_found"));
-  EXPECT_FALSE(xconn::kit::emit_refused_for_good("store_failed"));
-  EXPECT_FALSE(xconn::kit::emit_refused_for_good("kv_quota_exceeded"));
-  EXPECT_FALSE(xconn::kit::emit_refused_for_good(""));
+  EXPECT_TRUE(xconn::adapter::emit_refused_for_good("invalid_message"));
+  EXPECT_TRUE(xconn::adapter::emit_refused_for_good("channel_not_found"));
+  EXPECT_FALSE(xconn::adapter::emit_refused_for_good("store_failed"));
+  EXPECT_FALSE(xconn::adapter::emit_refused_for_good("kv_quota_exceeded"));
+  EXPECT_FALSE(xconn::adapter::emit_refused_for_good(""));
 }
 
 TEST(emit_refusal, a_tally_names_the_count_at_powers_of_two_only) {
-  xconn::kit::refusal_tally tally;
+  xconn::adapter::refusal_tally tally;
   std::vector<std::uint64_t> logged;
   for (int i = 0; i < 1000; ++i)
     if (auto n = tally.count()) logged.push_back(n);

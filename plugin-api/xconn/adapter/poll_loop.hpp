@@ -12,6 +12,7 @@
 // Cursor is the adapter's own type: copyable, with `std::string kept() const` (what the store keeps).
 #pragma once
 
+#include <xconn/adapter/emit_refusal.hpp>
 #include <xconn/adapter/health_board.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/retry_backoff.hpp>
@@ -135,7 +136,7 @@ class poll_loop {
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (all[i].ok) continue;
       const auto& code = all[i].failure.code;
-      if (code == "invalid_message" || code == "channel_not_found") {
+      if (emit_refused_for_good(code)) {
         // Asking again would bring the same refusal every time, forever: skipped (the host recorded an `error`
         // event). The host's reason names the field, never the text.
         if (code == "invalid_message") {

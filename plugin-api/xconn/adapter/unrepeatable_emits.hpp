@@ -6,10 +6,9 @@
 // field), never the text: a target flooding bad input costs a handful of log lines. Any thread.
 #pragma once
 
+#include <xconn/adapter/emit_refusal.hpp>
 #include <xconn/host_services.hpp>
 
-#include <atomic>
-#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -24,9 +23,9 @@ class unrepeatable_emits {
   void emit(const std::string& channel, const std::string& message_json, std::shared_ptr<void> slot) const {
     host_.emit(channel, message_json, [host = host_, prefix = prefix_, tallies = tallies_, slot](auto r) {
       if (r.ok) return;
-      bool final_refusal = r.failure.code == "invalid_message" || r.failure.code == "channel_not_found";
+      bool final_refusal = emit_refused_for_good(r.failure.code);
       host.count(final_refusal ? "lines_refused" : "lines_not_stored");
-      if (auto n = logged_count(final_refusal ? tallies->refused : tallies->not_stored))
+      if (auto n = (final_refusal ? tallies->refused : tallies->not_stored).count())
         host.warn(*prefix + std::to_string(n) +
                   (final_refusal ? " line(s) refused by the host, dropped (last: " + r.failure.code + ": " +
                                        r.failure.message + ")"
@@ -36,13 +35,8 @@ class unrepeatable_emits {
 
  private:
   struct tallies {
-    std::atomic<std::uint64_t> refused{0}, not_stored{0};
+    refusal_tally refused, not_stored;
   };
-  // The running total at the 1st, 2nd, 4th, ... refusal; 0 otherwise.
-  static std::uint64_t logged_count(std::atomic<std::uint64_t>& tally) {
-    auto n = ++tally;
-    return (n & (n - 1)) == 0 ? n : 0;
-  }
 
   sdk::host host_;
   std::shared_ptr<const std::string> prefix_;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace xconn::kit {
+namespace xconn::adapter {
 
 inline bool emit_refused_for_good(std::string_view code) {
   return code == "invalid_message" || code == "channel_not_found";
@@ -28,4 +28,4 @@ class refusal_tally {
   std::atomic<std::uint64_t> n_{0};
 };
 
-}  // namespace xconn::kit
+}  // namespace xconn::adapter
