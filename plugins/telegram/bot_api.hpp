@@ -1,12 +1,15 @@
-// The Telegram Bot API over the adapter layer's HTTP client (<xconn/adapter/http_client.hpp>): one call, one file
-// download, one multipart upload, each an Asio coroutine with a deadline, read into Telegram's answer shape. The bot
-// token is part of every URL: no error text here ever contains a URL, a request or a response body.
+// The Telegram Bot API over the adapter layer's HTTP client (<xconn/adapter/http_client.hpp>): one call, one
+// multipart upload, one file fetched by its file_id, each an Asio coroutine with a deadline, read into Telegram's
+// answer shape. Telegram's rate limit is kept here: a 429 holds every later call of that token until its
+// retry_after has passed. Every answer is counted for /metrics. The bot token is part of every URL: no error text
+// here ever contains a URL, a request or a response body.
 #pragma once
 
 #include "api_endpoint.hpp"
 #include "proxy_url.hpp"
 
 #include <xconn/adapter/http_client.hpp>
+#include <xconn/adapter/rate_limiter.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -14,6 +17,8 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -60,29 +65,40 @@ inline std::vector<std::pair<std::string, std::uint64_t>> counters_of(const std:
 
 class bot_api {
  public:
+  using counter = std::function<void(const std::string& name, std::uint64_t n)>;
+  using time_point = std::chrono::steady_clock::time_point;
+
   // ca_file: extra PEM certificates to trust ("" for none); the error, if it cannot be read, in *error. proxy: an
-  // http:// (CONNECT) or socks5:// proxy every request tunnels through (TLS stays end to end).
+  // http:// (CONNECT) or socks5:// proxy every request tunnels through (TLS stays end to end). count: where each
+  // answer's counters_of go.
   bot_api(boost::asio::io_context& io, api_endpoint endpoint, const std::string& ca_file, std::string* error,
-          std::optional<proxy_url> proxy = std::nullopt);
+          std::optional<proxy_url> proxy, counter count);
 
   // Closes the kept connections: before the io_context they belong to goes (the plugin's halt).
   void close_idle() { client_.close_idle(); }
 
+  // A call made while the token is held waits first; one with a deadline is asked again after a 429 while the wait
+  // ends before the deadline.
   boost::asio::awaitable<api_reply> call(const std::string& token, const std::string& method,
-                                         const boost::json::object& params, std::chrono::seconds timeout);
+                                         const boost::json::object& params, std::chrono::seconds timeout,
+                                         time_point deadline = {});
   boost::asio::awaitable<api_reply> upload(const std::string& token, const std::string& method,
                                            const boost::json::object& fields, const file_part& file,
                                            std::chrono::seconds timeout);
-  // GET {base}/file/bot<token>/<file_path>: the bytes in result's place (reply.ok and body), at most max_bytes.
-  boost::asio::awaitable<api_reply> download(const std::string& token, const std::string& file_path,
-                                             std::size_t max_bytes, std::chrono::seconds timeout,
-                                             std::string* body);
+  // getFile, then GET {base}/file/bot<token>/<file_path>: the file's bytes, at most max_bytes; nullopt when it
+  // cannot be had.
+  boost::asio::awaitable<std::optional<std::string>> fetch_file(const std::string& token, const std::string& file_id,
+                                                                std::size_t max_bytes, std::chrono::seconds timeout);
 
  private:
   static xconn::adapter::http_client::options options_for(const std::string& ca_file, std::optional<proxy_url> proxy);
+  boost::asio::awaitable<api_reply> counted(const std::string& method, boost::asio::awaitable<api_reply> reply);
+  boost::asio::awaitable<api_reply> exchange(xconn::adapter::http_request req, std::chrono::seconds timeout);
 
   api_endpoint endpoint_;
   xconn::adapter::http_client client_;  // one event-loop thread only
+  xconn::adapter::rate_limiter limits_;  // by token: a 429's retry_after
+  counter count_;
 };
 
 }  // namespace telegram

@@ -33,7 +33,7 @@ auto telegram_plugin::send_message(const binding& b, const std::string& text,
   json::object params;
   params["chat_id"] = std::stoll(b.chat_id);
   params["text"] = text;
-  co_return co_await call(b.token, "sendMessage", params, call_timeout, deadline);
+  co_return co_await api_->call(b.token, "sendMessage", params, call_timeout, deadline);
 }
 
 auto telegram_plugin::edit_message(const binding& b, const std::string& telegram_id, const std::string& text)
@@ -42,7 +42,7 @@ auto telegram_plugin::edit_message(const binding& b, const std::string& telegram
   params["chat_id"] = std::stoll(b.chat_id);
   params["message_id"] = std::stoll(telegram_id);
   params["text"] = text;
-  auto r = co_await call(b.token, "editMessageText", params, call_timeout);
+  auto r = co_await api_->call(b.token, "editMessageText", params, call_timeout);
   // The same text again is not an error worth failing for.
   if (r.http_status == 400 && r.description.find("message is not modified") != std::string::npos) r.ok = true;
   co_return r;
@@ -63,7 +63,7 @@ auto telegram_plugin::chat_action(binding b) -> awaitable<void> {
   json::object params;
   params["chat_id"] = std::stoll(b.chat_id);
   params["action"] = "typing";
-  co_await call(b.token, "sendChatAction", params, call_timeout);
+  co_await api_->call(b.token, "sendChatAction", params, call_timeout);
 }
 
 // The live message of (channel, message id) brought to the newest text (xconn/adapter/live_messages.hpp): sent

@@ -35,7 +35,7 @@ auto telegram_plugin::send_file(const binding& b, const json::object& item, cons
   json::object fields;
   fields["chat_id"] = b.chat_id;
   if (!caption.empty()) fields["caption"] = caption;
-  co_return co_await upload(b.token, kind.method, fields, part, std::chrono::seconds(60));
+  co_return co_await api_->upload(b.token, kind.method, fields, part, std::chrono::seconds(60));
 }
 
 // A final with files: the text rides as the first file's caption when it fits (1,024), else goes first.
@@ -83,21 +83,6 @@ auto telegram_plugin::send_media_tool(binding b, json::object args, completion d
               .with("file_ref", json::string(ref))
               .with("media_type", json::string(media_type))
               .json());
-}
-
-// Fetches the message's file from Telegram at once (its links expire); nullopt when it cannot be had.
-auto telegram_plugin::fetch_media(const std::string& token, const media& file)
-    -> awaitable<std::optional<std::string>> {
-  json::object params;
-  params["file_id"] = file.file_id;
-  auto info = co_await call(token, "getFile", params, call_timeout);
-  if (!info.ok || !info.result.is_object()) co_return std::nullopt;
-  auto path = string_at(info.result.as_object(), "file_path");
-  if (path.empty()) co_return std::nullopt;
-  std::string bytes;
-  auto got = co_await api_->download(token, path, max_media_bytes, std::chrono::seconds(60), &bytes);
-  if (!got.ok) co_return std::nullopt;
-  co_return bytes;
 }
 
 }  // namespace telegram

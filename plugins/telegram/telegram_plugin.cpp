@@ -11,7 +11,6 @@
 #include "kit/consumer_key.hpp"
 
 #include <xconn/adapter/answers.hpp>
-#include <xconn/adapter/limited_call.hpp>
 
 // Boost.JSON compiled into this library (header-only mode, hidden); exactly one translation unit includes it.
 #include <boost/json/src.hpp>
@@ -34,18 +33,14 @@ telegram_plugin::telegram_plugin(xconn::sdk::host host, std::string_view section
       health_(host),
       checks_(*this, health_, [this](const std::string& channel) { return verify(channel); },
               [this](const std::string& channel) {
-                std::optional<binding> kept;
-                {
-                  std::lock_guard lock(mutex_);
-                  if (auto it = restored_.find(channel); it != restored_.end()) kept = it->second;
-                }
-                if (kept) connect(channel, kept->token, kept->chat_id);
+                if (auto kept = binding_of(channel, restored_)) connect(channel, kept->token, kept->chat_id);
               }) {
   config_rows.check_text(section_json, &settings_);  // validate_config has passed it
   auto endpoint = api_endpoint::parse(settings_.api_base_url);
   std::string error;
   auto proxy = settings_.proxy.empty() ? std::nullopt : proxy_url::parse(settings_.proxy);
-  api_ = std::make_unique<bot_api>(io(), *endpoint, settings_.ca_file, &error, proxy);
+  api_ = std::make_unique<bot_api>(io(), *endpoint, settings_.ca_file, &error, proxy,
+                                   [this](const std::string& name, std::uint64_t n) { this->host().count(name, n); });
   if (!error.empty()) host.log(XCONN_LOG_WARN, error);
 }
 
@@ -93,7 +88,7 @@ void telegram_plugin::consumer_stop(std::string_view key, completion done) {
 
 void telegram_plugin::send(std::string_view channel, std::string_view reply_json, completion done) {
   auto reply = parse_object(reply_json).value_or(json::object{});
-  auto b = binding_of(std::string(channel));
+  auto b = binding_of(std::string(channel), channels_);
   if (!b && checks_.awaiting(std::string(channel))) return done.ok(answers::send_target_unreachable());
   if (!b) return done.ok(answers::send_not_signed_in());
   if (auto* files = reply.if_contains("files"); files && files->is_array() && !files->as_array().empty())
@@ -105,21 +100,21 @@ void telegram_plugin::send(std::string_view channel, std::string_view reply_json
 // chat (the latest text wins); the final edits it to the whole text (send).
 void telegram_plugin::update(std::string_view channel, std::string_view message_id, std::string_view text_so_far,
                              completion done) {
-  if (auto b = binding_of(std::string(channel)))
+  if (auto b = binding_of(std::string(channel), channels_))
     spawn(live_update(*b, std::string(message_id), std::string(text_so_far)));
   done.ok();
 }
 
 void telegram_plugin::activity(std::string_view channel, std::string_view status, std::string_view,
                                completion done) {
-  auto b = binding_of(std::string(channel));
+  auto b = binding_of(std::string(channel), channels_);
   if (b && status != "idle") spawn(chat_action(*b));
   done.ok();
 }
 
 void telegram_plugin::invoke_tool(std::string_view channel, std::string_view tool_id, std::string_view arguments_json,
                                   std::string_view, completion done) {
-  auto b = binding_of(std::string(channel));
+  auto b = binding_of(std::string(channel), channels_);
   if (!b && checks_.awaiting(std::string(channel)))
     return done.fail(answers::target_unreachable("Telegram has not answered since the restart; it is asked again"));
   if (!b) return done.fail(answers::not_signed_in());
@@ -136,10 +131,11 @@ std::string telegram_plugin::token_key(std::string_view token) const {
   return xconn::kit::consumer_key(host(), "bot-", token);
 }
 
-std::optional<telegram_plugin::binding> telegram_plugin::binding_of(const std::string& channel) {
+std::optional<telegram_plugin::binding> telegram_plugin::binding_of(const std::string& channel,
+                                                                    const std::map<std::string, binding>& in) {
   std::lock_guard lock(mutex_);
-  auto it = channels_.find(channel);
-  return it == channels_.end() ? std::nullopt : std::optional(it->second);
+  auto it = in.find(channel);
+  return it == in.end() ? std::nullopt : std::optional(it->second);
 }
 
 void telegram_plugin::forget(const std::string& channel) {
@@ -179,52 +175,18 @@ void telegram_plugin::connect(const std::string& channel, const std::string& tok
     host().release_consumer(channel, legacy);
 }
 
-// ---- Bot API calls ----
-
-// Every answer counted for /metrics (bot_api.hpp counters_of).
-auto telegram_plugin::counted(const std::string& method, awaitable<api_reply> reply) -> awaitable<api_reply> {
-  auto r = co_await std::move(reply);
-  for (const auto& [name, n] : counters_of(method, r))
-    if (n > 0) host().count(name, n);
-  co_return r;
-}
-
-namespace {
-std::optional<std::chrono::seconds> rate_limit_of(const api_reply& r) {
-  return r.http_status == 429 ? std::optional(std::chrono::seconds(r.retry_after_s)) : std::nullopt;
-}
-}  // namespace
-
-// Every Bot API call goes through the token's rate limit (docs/adapters.md): a 429 holds every later call for that
-// token until retry_after has passed, and a call made meanwhile waits first; one with a deadline is asked again
-// while the wait ends before it.
-auto telegram_plugin::call(const std::string& token, const std::string& method, const json::object& params,
-                           std::chrono::seconds timeout, std::chrono::steady_clock::time_point deadline)
-    -> awaitable<api_reply> {
-  co_return co_await xconn::adapter::limited_call_until(
-      limits_, token_key(token), deadline,
-      [&] { return counted(method, api_->call(token, method, params, timeout)); }, rate_limit_of);
-}
-
-auto telegram_plugin::upload(const std::string& token, const std::string& method, const json::object& fields,
-                             const file_part& file, std::chrono::seconds timeout) -> awaitable<api_reply> {
-  co_return co_await xconn::adapter::limited_call(
-      limits_, token_key(token), [&] { return counted(method, api_->upload(token, method, fields, file, timeout)); },
-      rate_limit_of);
-}
-
 // ---- Sign-in and restore ----
 
 auto telegram_plugin::sign_in(std::string channel, std::string token, std::string chat_input, completion done)
     -> awaitable<void> {
-  auto me = co_await call(token, "getMe", no_params(), call_timeout);
+  auto me = co_await api_->call(token, "getMe", no_params(), call_timeout);
   if (auto v = token_verdict(me); v != verdict::accepted) co_return done.fail(sign_in_refusal(v, me));
   const auto& bot = me.result.as_object();
   auto bot_id = id_text(bot.if_contains("id"));
   auto username = string_at(bot, "username");
   if (chat_input == bot_id) co_return done.fail({"invalid_chat", "the chat id is the bot's own id", false});
   auto params = chat_params(chat_input);  // built beforehand: no braced value inside a co_await (GCC 12)
-  auto chat = co_await call(token, "getChat", params, call_timeout);
+  auto chat = co_await api_->call(token, "getChat", params, call_timeout);
   if (auto v = chat_verdict(chat); v != verdict::accepted) co_return done.fail(sign_in_refusal(v, chat));
   const auto& c = chat.result.as_object();
   auto chat_id = id_text(c.if_contains("id"));
@@ -242,17 +204,13 @@ auto telegram_plugin::sign_in(std::string channel, std::string token, std::strin
 // getMe and getChat of a restored channel's token and chat (channel_checks): shown connected only once Telegram
 // took them again, revoked only when Telegram refused them; no answer, a 5xx or a 429 is asked again with backoff.
 auto telegram_plugin::verify(const std::string& channel) -> awaitable<check_verdict> {
-  std::optional<binding> kept;
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = restored_.find(channel); it != restored_.end()) kept = it->second;
-  }
+  auto kept = binding_of(channel, restored_);
   if (!kept || kept->token.empty() || kept->chat_id.empty()) co_return check_verdict::expired;
-  auto me = co_await call(kept->token, "getMe", no_params(), call_timeout);
+  auto me = co_await api_->call(kept->token, "getMe", no_params(), call_timeout);
   auto v = token_verdict(me);
   if (v == verdict::accepted) {
     auto params = chat_params(kept->chat_id);
-    auto chat = co_await call(kept->token, "getChat", params, call_timeout);
+    auto chat = co_await api_->call(kept->token, "getChat", params, call_timeout);
     v = chat_verdict(chat);
   }
   if (v == verdict::accepted) co_return check_verdict::accepted;

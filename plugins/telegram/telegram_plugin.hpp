@@ -16,7 +16,6 @@
 #include <xconn/adapter/media_files.hpp>
 #include <xconn/adapter/network_adapter.hpp>
 #include <xconn/adapter/poll_loop.hpp>
-#include <xconn/adapter/rate_limiter.hpp>
 #include <xconn/adapter/shared_consumers.hpp>
 
 #include <boost/json.hpp>
@@ -75,17 +74,13 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   void on_halting() override;
   void on_halted() override { api_->close_idle(); }  // its sockets belong to the loop, dropped by now
 
-  // telegram_plugin.cpp: bindings, sign-in, restore, Bot API calls.
+  // telegram_plugin.cpp: bindings, sign-in, restore.
   std::string token_key(std::string_view token) const;
-  std::optional<binding> binding_of(const std::string& channel);
+  // The channel's binding in channels_ or restored_ (read under mutex_).
+  std::optional<binding> binding_of(const std::string& channel, const std::map<std::string, binding>& in);
   void forget(const std::string& channel);
   void bind(binding b);
   void connect(const std::string& channel, const std::string& token, const std::string& chat_id);
-  awaitable<api_reply> counted(const std::string& method, awaitable<api_reply> reply);
-  awaitable<api_reply> call(const std::string& token, const std::string& method, const boost::json::object& params,
-                            std::chrono::seconds timeout, std::chrono::steady_clock::time_point deadline = {});
-  awaitable<api_reply> upload(const std::string& token, const std::string& method, const boost::json::object& fields,
-                              const file_part& file, std::chrono::seconds timeout);
   awaitable<void> sign_in(std::string channel, std::string token, std::string chat_input, completion done);
   awaitable<xconn::adapter::check_verdict> verify(const std::string& channel);
 
@@ -107,7 +102,6 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
                                  std::string* media_type);
   awaitable<void> send_files(binding b, std::string text, boost::json::array files, completion done);
   awaitable<void> send_media_tool(binding b, boost::json::object args, completion done);
-  awaitable<std::optional<std::string>> fetch_media(const std::string& token, const media& file);
 
   // telegram_poller.cpp: the long poll of one token and its pages' emits.
   std::vector<std::string> channels_of(const std::string& key, const std::string& chat_id);
@@ -121,7 +115,6 @@ class telegram_plugin final : public xconn::adapter::network_adapter {
   std::map<std::string, binding> restored_;    // restored channels until verified: their token and chat
   xconn::adapter::live_messages live_{*this, std::chrono::seconds(1)};  // by channel "\n" message id, per chat
   xconn::adapter::shared_consumers<poller> pollers_;  // by token key; the host's references are made in bind()
-  xconn::adapter::rate_limiter limits_;                // by token key: a 429's retry_after
   xconn::adapter::health_board health_;
   xconn::adapter::channel_checks checks_;
 };

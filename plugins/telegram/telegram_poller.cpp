@@ -37,7 +37,7 @@ auto telegram_plugin::poll(std::shared_ptr<poller> p) -> awaitable<void> {
 auto telegram_plugin::poll_page(std::shared_ptr<poller> p, update_offset offset) -> awaitable<poller::page> {
   json::object params{{"offset", offset.next()}, {"timeout", settings_.poll_timeout_s},
                       {"allowed_updates", json::array{"message", "channel_post"}}};
-  auto r = co_await call(p->token, "getUpdates", params, std::chrono::seconds(settings_.poll_timeout_s + 10));
+  auto r = co_await api_->call(p->token, "getUpdates", params, std::chrono::seconds(settings_.poll_timeout_s + 10));
   if (!r.reached() || r.http_status >= 500) co_return poller::outage("telegram_unreachable");
   if (r.http_status == 409) co_return poller::outage("telegram_conflict");
   if (r.http_status == 429) co_return poller::again();  // the next poll waits out the token's hold
@@ -47,32 +47,27 @@ auto telegram_plugin::poll_page(std::shared_ptr<poller> p, update_offset offset)
   }
   if (!r.ok || !r.result.is_array()) co_return poller::outage("telegram_bad_answer");
   poller::page page;
-  auto next = offset;
-  for (const auto& u : r.result.as_array()) {
-    auto* id = u.is_object() ? u.as_object().if_contains("update_id") : nullptr;
-    if (!id || !id->is_int64() || next.handled(id->as_int64())) continue;
-    long long first = id->as_int64();
-    auto retry = update_offset::rewound_to(first);  // asked again from this update when it was not stored
-    page.next = next = next.after(first);
-    const json::value* m = u.as_object().if_contains("message");
-    if (!m) m = u.as_object().if_contains("channel_post");
-    auto emit = m && m->is_object() ? emit_of(m->as_object()) : std::nullopt;
+  const auto updates = new_updates(r.result.as_array(), offset);
+  for (const auto& u : updates) {
+    auto retry = update_offset::rewound_to(u.id);  // asked again from this update when it was not stored
+    page.next = u.next;
+    auto emit = u.message ? emit_of(*u.message) : std::nullopt;
     if (!emit) {
       host().count("updates_unsupported");  // an update kind not asked for (allowed_updates), or no chat named
       continue;
     }
-    auto targets = channels_of(p->key, id_text(m->as_object().at("chat").as_object().if_contains("id")));
+    auto targets = channels_of(p->key, id_text(u.message->at("chat").as_object().if_contains("id")));
     if (targets.empty()) continue;
-    auto file = media_of(m->as_object());
+    auto file = media_of(*u.message);
     std::optional<std::string> bytes;
     if (file) {
-      bytes = co_await fetch_media(p->token, *file);
+      bytes = co_await api_->fetch_file(p->token, file->file_id, max_media_bytes, std::chrono::seconds(60));
       if (!bytes) host().warn("telegram: a message's file could not be fetched; sent without it");
     }
     // A reply's quoted message goes first, as context of the reply (the host places it, docs/protocol.md "Inbound
     // messages", "Outbound messages").
-    auto quoted = quoted_context(m->as_object());
-    const std::string label = "update " + std::to_string(first);
+    auto quoted = quoted_context(*u.message);
+    const std::string label = "update " + std::to_string(u.id);
     for (const auto& channel : targets) {
       if (quoted) page.messages.push_back({channel, json::serialize(*quoted), retry, label, true});
       auto message = *emit;

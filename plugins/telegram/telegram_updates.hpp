@@ -1,10 +1,11 @@
-// What a Bot API update's message becomes for the host: the emit (text or caption, msg_id, sender, channel_key, at),
+// A getUpdates page read, and what a Bot API update's message becomes for the host: the emit (text or caption, msg_id, sender, channel_key, at),
 // the file it carries, and the quoted message of a reply as context.
 #pragma once
 
 #include "file_kind.hpp"
 #include "telegram_described.hpp"
 #include "telegram_json.hpp"
+#include "telegram_offset.hpp"
 #include "telegram_text.hpp"
 #include "kit/utf8_bound.hpp"
 
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace telegram {
 
@@ -89,6 +91,29 @@ inline std::optional<boost::json::object> quoted_context(const boost::json::obje
   (*context)["trigger"] = false;
   (*context)["msg_id"] = string_at(*context, "msg_id") + ":quoted-by:" + id_text(m.if_contains("message_id"));
   return context;
+}
+
+// One update of a getUpdates page: its id, the offset once it is handled, and its message (a message or a channel
+// post; nullptr for a kind this build did not ask for).
+struct page_update {
+  long long id = 0;
+  update_offset next;
+  const boost::json::object* message = nullptr;
+};
+
+// The updates of a page not handled before offset (a server may repeat what was confirmed), in order; the page
+// must outlive them.
+inline std::vector<page_update> new_updates(const boost::json::array& page, update_offset offset) {
+  std::vector<page_update> out;
+  for (const auto& u : page) {
+    auto* id = u.is_object() ? u.as_object().if_contains("update_id") : nullptr;
+    if (!id || !id->is_int64() || offset.handled(id->as_int64())) continue;
+    offset = offset.after(id->as_int64());
+    const auto* m = u.as_object().if_contains("message");
+    if (!m) m = u.as_object().if_contains("channel_post");
+    out.push_back({id->as_int64(), offset, m && m->is_object() ? &m->as_object() : nullptr});
+  }
+  return out;
 }
 
 }  // namespace telegram

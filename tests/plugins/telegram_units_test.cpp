@@ -7,6 +7,7 @@
 #include <xconn/adapter/retry_backoff.hpp>
 #include "plugins/telegram/telegram_json.hpp"
 #include "plugins/telegram/telegram_text.hpp"
+#include "plugins/telegram/telegram_updates.hpp"
 #include "plugins/telegram/telegram_verdict.hpp"
 #include "support/abi_test_host.hpp"
 #include "support/test_support.hpp"
@@ -122,6 +123,38 @@ TEST(TelegramJson, AChatIdGoesAsANumberAndAnythingElseAsGivenNeverThrowing) {
   EXPECT_EQ(chat_params("42").at("chat_id"), 42);
   for (std::string given : {"@channel", "-", "--5", "1-2", "", "99999999999999999999999", " 42"})
     EXPECT_EQ(chat_params(given).at("chat_id"), boost::json::value(given)) << given;
+}
+
+TEST(TelegramUpdates, APageYieldsOnlyUpdatesPastTheOffsetInOrderWithTheirMessages) {
+  auto page = boost::json::parse(R"([
+    {"update_id": 7, "message": {"message_id": 1}},
+    {"update_id": 9, "message": {"message_id": 2}},
+    {"update_id": 9, "message": {"message_id": 2}},
+    "not an update", {"update_id": "10"}, {"message": {}},
+    {"update_id": 10, "edited_message": {"message_id": 3}},
+    {"update_id": 11, "channel_post": {"message_id": 4}},
+    {"update_id": 12, "message": "not an object"}])").as_array();
+  auto updates = telegram::new_updates(page, telegram::update_offset::from_kept("8"));
+  ASSERT_EQ(updates.size(), 4u);  // 7 was confirmed, 9 repeated, three are no update at all
+  EXPECT_EQ(updates[0].id, 9);
+  EXPECT_EQ(updates[0].next.next(), 10);
+  ASSERT_NE(updates[0].message, nullptr);
+  EXPECT_EQ(updates[0].message->at("message_id").as_int64(), 2);
+  EXPECT_EQ(updates[1].id, 10);
+  EXPECT_EQ(updates[1].message, nullptr);  // a kind not asked for still moves the offset
+  EXPECT_EQ(updates[1].next.next(), 11);
+  ASSERT_NE(updates[2].message, nullptr);
+  EXPECT_EQ(updates[2].message->at("message_id").as_int64(), 4);
+  EXPECT_EQ(updates[3].message, nullptr);
+  EXPECT_EQ(updates[3].next.next(), 13);
+}
+
+TEST(TelegramUpdates, TheLastPossibleIdIsHandledOnceAndThenARepeat) {
+  auto page = boost::json::parse(R"([{"update_id": 9223372036854775807, "message": {}},
+                                     {"update_id": 9223372036854775807, "message": {}}])").as_array();
+  auto updates = telegram::new_updates(page, {});
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_TRUE(telegram::new_updates(page, updates[0].next).empty());
 }
 
 TEST(TelegramBackoff, ChecksWaitOneSecondDoublingToSixty) {
