@@ -14,6 +14,7 @@
 #include "chat_connection.hpp"
 #include "example_manifest.hpp"
 #include "kit/consumer_key.hpp"
+#include "kit/json_fields.hpp"
 
 #include <xconn/adapter/answers.hpp>
 #include <xconn/adapter/channel_checks.hpp>
@@ -38,15 +39,8 @@ struct login {
   std::string port() const { return server.substr(server.rfind(':') + 1); }
 };
 
-std::string field(const json::object& o, std::string_view key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-json::object parse_object(std::string_view text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return !ec && v.is_object() ? v.as_object() : json::object{};
-}
+using xconn::kit::string_at;
+json::object parse_object(std::string_view text) { return xconn::kit::parse_object(text).value_or(json::object{}); }
 
 // The plugin's settings (connectors.example in the config file), each checked by one row of the table.
 struct settings {
@@ -71,7 +65,7 @@ class example_plugin final : public adapter::network_adapter {
   void auth_start(std::string_view channel, std::string_view flow_id, std::string_view, std::string_view input_json,
                   completion done) override {
     auto input = parse_object(input_json);
-    login l{field(input, "server"), field(input, "user"), field(input, "password")};
+    login l{string_at(input, "server"), string_at(input, "user"), string_at(input, "password")};
     if (flow_id != "chat_login") return done.fail(adapter::no_such_auth_flow());
     // Each goes into one protocol line: a line break would start another.
     if (l.server.find(':') == std::string::npos || l.user.empty() || l.user.find_first_of(" \r\n") != std::string::npos ||
@@ -82,11 +76,11 @@ class example_plugin final : public adapter::network_adapter {
 
   void channel_restore(std::string_view channel, std::string_view, std::string_view credentials_json,
                        completion done) override {
-    spawn(restore(std::string(channel), field(parse_object(credentials_json), "password"), std::move(done)));
+    spawn(restore(std::string(channel), string_at(parse_object(credentials_json), "password"), std::move(done)));
   }
 
   void send(std::string_view channel, std::string_view reply_json, completion done) override {
-    spawn(deliver(std::string(channel), field(parse_object(reply_json), "text"), std::move(done)));
+    spawn(deliver(std::string(channel), string_at(parse_object(reply_json), "text"), std::move(done)));
   }
 
   void auth_logout(std::string_view channel, completion done) override {
@@ -156,7 +150,7 @@ class example_plugin final : public adapter::network_adapter {
   // The channel as kept, checked with the server before it shows connected (channel_checks).
   awaitable<void> restore(std::string channel, std::string password, completion done) {
     auto kept = parse_object(kv_get("chan/" + channel).value_or(""));
-    login l{field(kept, "server"), field(kept, "user"), std::move(password)};
+    login l{string_at(kept, "server"), string_at(kept, "user"), std::move(password)};
     if (l.server.empty() || l.password.empty()) co_return done.ok(adapter::report_expired());
     channels_[channel] = {l, key_of(l), std::stol(kv_get("cursor/" + channel).value_or("0"))};
     done.ok(co_await checks_.restore(channel));
