@@ -11,6 +11,7 @@ namespace json = boost::json;
 namespace {
 constexpr std::array answer_fields{"qr_code_text", "qr_code_image", "message"};
 constexpr std::array number_fields{"expires_at", "poll_interval_millis"};
+constexpr std::size_t max_credentials = 16;
 constexpr std::size_t max_field_bytes = 64 * 1024;  // a QR data URL fits; a runaway answer does not
 constexpr std::size_t max_input_bytes = 16 * 1024;
 
@@ -108,12 +109,21 @@ boost::system::result<auth_answer, std::string> parse_auth_answer(std::string_vi
     } else if (key == "binding") {
       if (!kv.value().is_object()) return refused(std::string("binding must be an object"));
       out.binding = kv.value().as_object();
+    } else if (key == "credentials") {
+      if (!kv.value().is_object() || kv.value().as_object().size() > max_credentials)
+        return refused("credentials must be an object of at most " + std::to_string(max_credentials) + " strings");
+      for (const auto& c : kv.value().as_object())
+        if (!c.value().is_string() || c.value().as_string().size() > max_field_bytes || c.key().size() > 64)
+          return refused(std::string("each credential must be a string of at most 64 KiB under a short name"));
+      out.credentials = kv.value().as_object();
     } else {
       return refused(std::string(key) + ": unknown key");
     }
   }
   if (out.status == "authenticated" && !out.binding) out.binding.emplace();
   if (out.status != "authenticated" && out.binding) return refused(std::string("binding comes with authenticated only"));
+  if (out.status != "authenticated" && out.credentials)
+    return refused(std::string("credentials come with authenticated only"));
   return out;
 }
 
@@ -127,6 +137,14 @@ bool mentions_secret(std::string_view text, const std::vector<std::string>& secr
   for (const auto& s : secrets)
     if (s.size() >= 8 && text.find(s) != std::string_view::npos) return true;
   return false;
+}
+
+std::string sealed_credentials_json(std::string_view secret_inputs, const json::object* plugin_credentials) {
+  if (!plugin_credentials || plugin_credentials->empty()) return std::string(secret_inputs);
+  json::object sealed;
+  if (!secret_inputs.empty()) sealed = json::parse(secret_inputs).as_object();  // the host's own JSON
+  for (const auto& kv : *plugin_credentials) sealed[kv.key()] = kv.value();
+  return json::serialize(sealed);
 }
 
 }  // namespace xconn

@@ -33,6 +33,9 @@ struct auth_answer {
   std::string status;
   boost::json::object fields;  // qr_code_text, qr_code_image, expires_at, poll_interval_millis, message
   std::optional<boost::json::object> binding;  // with authenticated
+  // With authenticated (ABI 1.8): what the plugin obtained in the run and wants sealed as the channel's
+  // credentials beside the secret inputs (a QR sign-in's token), string values only. Never passed on.
+  std::optional<boost::json::object> credentials;
 };
 
 // for_status: auth.status may also answer "unauthenticated". The error says what is wrong, for the log.
@@ -48,5 +51,9 @@ std::optional<auth_run_state> run_ended_without_sign_in(std::string_view answer_
 // Whether text contains any of the secrets. Only secrets of at least 8 bytes count: a shorter one ("echo",
 // "user") turns up in ordinary display text, and refusing such answers would lock its owner out.
 bool mentions_secret(std::string_view text, const std::vector<std::string>& secrets);
+
+// The channel's sealed credentials after a sign-in: the secret inputs (secret_inputs_json's text, "" for none) with
+// the plugin's own credentials added (a plugin's value wins over an input of the same name); "" when both are empty.
+std::string sealed_credentials_json(std::string_view secret_inputs, const boost::json::object* plugin_credentials);
 
 }  // namespace xconn

@@ -140,6 +140,14 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   if (!answer) return invalid(answer.error());
   if (answer->binding)
     if (auto why = binding_violation(*answer->binding, *connector_->manifest()); !why.empty()) return invalid(why);
+  if (answer->credentials) {
+    // The credentials the plugin hands over are sealed, never shown: nothing that goes out may repeat one.
+    std::vector<std::string> obtained;
+    for (const auto& kv : *answer->credentials) obtained.emplace_back(kv.value().as_string());
+    if (mentions_secret(json::serialize(answer->fields), obtained) ||
+        (answer->binding && mentions_secret(json::serialize(*answer->binding), obtained)))
+      return invalid("it shows a credential it hands over");
+  }
   if (answer->status == "qr_refresh_required" && !refreshed) {
     // The material is stale: xAgent gets the new one in this answer instead of asking again (spec §8.9).
     std::string flow_id(payload.at("flow_id").as_string());
@@ -168,7 +176,9 @@ void ws_session::finish_auth(outgoing_packet ack, std::string run_id, std::vecto
   auto run = ctx_.channels.find_auth(channel_id, run_id);
   ctx_.channels.end_auth(run_id, auth_run_state::authenticated);
   ctx_.channels.authenticate(
-      channel_id, std::move(*answer->binding), run ? run->secret_inputs : std::string(),
+      channel_id, std::move(*answer->binding),
+      sealed_credentials_json(run ? run->secret_inputs : std::string(),
+                              answer->credentials ? &*answer->credentials : nullptr),
       [self = shared_from_this(), ack = std::move(ack), channel_id, run_id](std::optional<channel> c,
                                                                           std::error_code ec) mutable {
         correlation_scope cause(run_id);

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define XCONN_PLUGIN_API_MAJOR 1u
-#define XCONN_PLUGIN_API_MINOR 7u
+#define XCONN_PLUGIN_API_MINOR 8u
 #define XCONN_PLUGIN_ENTRY_SYMBOL "xconn_plugin_entry"
 
 /* A borrowed UTF-8 string. OWNERSHIP: the caller owns data; it is valid only during the call. */
@@ -337,7 +337,11 @@ typedef struct xconn_plugin_api {
    * "target_permission_state"}]} (tools optional: absent means every card tool is available and granted).
    * Nothing here may hold a credential: the host refuses an answer that repeats a secret input.
    * "qr_refresh_required" (the material went stale, the run goes on): the host calls auth_status with refresh at
-   * once and passes that answer on. "expired": the run is over; the host answers it from its record after. */
+   * once and passes that answer on. "expired": the run is over; the host answers it from its record after.
+   * Since 1.8 an "authenticated" answer may carry "credentials": {"name": "value", ...} (at most 16 strings): what
+   * the run obtained from the target (a QR sign-in's token). The host seals them with the secret inputs as the
+   * channel's credentials, hands them back at on_channel_restore, and never passes them on; an answer whose other
+   * keys repeat one of them is refused. An older host refuses the key: check api_minor first. */
   /* Optional (added after the first 1.0 table; needed when the card declares auth_flows). */
   void (*xconn_plugin_on_auth_start)(void* instance, xconn_call* call, xconn_str connector_channel_id,
                                      xconn_str flow_id, xconn_str auth_session_id, xconn_str input_json);

@@ -67,6 +67,14 @@ inline std::string auth_authenticated(const target_binding& b) {
       {"binding", boost::json::object{{"display_name", b.display_name}, {"account_hint", b.account_hint}}}});
 }
 
+// Signed in with what the run obtained from the target (a QR sign-in's token): the host seals credentials as the
+// channel's and hands them back at restore, never showing them (ABI 1.8: check host().api_minor() first).
+inline std::string auth_authenticated(const target_binding& b, const boost::json::object& credentials) {
+  auto out = boost::json::parse(auth_authenticated(b)).as_object();
+  out["credentials"] = credentials;
+  return boost::json::serialize(out);
+}
+
 // A run that is not signed in (yet): {"status": "pending" | "failed" | ...[, "message"]}.
 inline std::string auth_state(std::string_view status, std::string_view message = {}) {
   boost::json::object out{{"status", status}};

@@ -280,6 +280,43 @@ TEST(ParseAuthAnswer, BindingOnlyWithAuthenticated) {
   }
 }
 
+TEST(ParseAuthAnswer, CredentialsOnlyWithAuthenticatedAndOnlyAsShortListsOfStrings) {
+  auto r = parse_auth_answer(R"({"status":"authenticated","binding":{},"credentials":{"bot_token":"t-123456789"}})",
+                             false);
+  ASSERT_TRUE(r.has_value()) << r.error();
+  ASSERT_TRUE(r->credentials);
+  EXPECT_EQ(*r->credentials, (json::object{{"bot_token", "t-123456789"}}));
+  EXPECT_FALSE(r->fields.contains("credentials"));  // kept apart from what is passed on
+  EXPECT_FALSE(parse_auth_answer(R"({"status":"authenticated"})", false)->credentials);
+  json::object seventeen;
+  for (int i = 0; i < 17; ++i) seventeen["k" + std::to_string(i)] = "v";
+  for (const auto& text : std::vector<std::string>{
+           R"({"status":"pending","credentials":{"bot_token":"t"}})",
+           R"({"status":"scanned","credentials":{}})",
+           R"({"status":"authenticated","credentials":"t"})",
+           R"({"status":"authenticated","credentials":{"bot_token":5}})",
+           R"({"status":"authenticated","credentials":{"bot_token":{"nested":"t"}}})",
+           R"({"status":"authenticated","credentials":{"bot_token":null}})",
+           json::serialize(json::object{{"status", "authenticated"}, {"credentials", seventeen}}),
+           json::serialize(json::object{{"status", "authenticated"},
+                                        {"credentials", json::object{{"t", std::string(64 * 1024 + 1, 'x')}}}}),
+           json::serialize(json::object{{"status", "authenticated"},
+                                        {"credentials", json::object{{std::string(65, 'k'), "v"}}}}),
+       })
+    EXPECT_FALSE(parse_auth_answer(text, true).has_value()) << text.substr(0, 120);
+}
+
+TEST(SealedCredentials, ThePluginsAreAddedToTheSecretInputsAndWinOnTheSameName) {
+  EXPECT_EQ(sealed_credentials_json("", nullptr), "");
+  EXPECT_EQ(sealed_credentials_json(R"({"password":"p"})", nullptr), R"({"password":"p"})");
+  json::object obtained{{"bot_token", "t"}, {"password", "q"}};
+  EXPECT_EQ(json::parse(sealed_credentials_json("", &obtained)), json::value(obtained));
+  EXPECT_EQ(json::parse(sealed_credentials_json(R"({"password":"p","pin":"1"})", &obtained)),
+            (json::value(json::object{{"password", "q"}, {"pin", "1"}, {"bot_token", "t"}})));
+  json::object none;
+  EXPECT_EQ(sealed_credentials_json(R"({"pin":"1"})", &none), R"({"pin":"1"})");
+}
+
 TEST(ParseAuthAnswer, WrongTypes) {
   for (auto text : {
            R"({"status":"pending","qr_code_text":5})",
