@@ -74,6 +74,7 @@ asio::awaitable<void> exchange(Stream& stream, http::request<http::string_body>&
   reply.status = static_cast<int>(h.result_int());
   reply.retry_after_s = retry_after_of(h);
   if (auto it = h.find(http::field::content_type); it != h.end()) reply.content_type = std::string(it->value());
+  for (const auto& field : h) reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   const bool keep = h.keep_alive();
   if (head.is_done()) {
     state.reusable = keep;

@@ -232,6 +232,21 @@ TEST(http_client, a_json_post_and_a_multipart_form_arrive_as_sent) {
   EXPECT_TRUE(signed_header);
 }
 
+TEST(http_client, the_answers_headers_are_kept_and_found_in_any_case) {
+  http_test::server target;
+  target.script([](const http_test::seen_request&) {
+    scripted_answer a;
+    a.headers = {{"X-Encrypted-Param", "dl-7"}, {"X-Other", "b"}};
+    return a;
+  });
+  client_rig rig;
+  auto r = rig.send(target.url(), ad::http_request::json_post("/upload", boost::json::object{}));
+  ASSERT_TRUE(r.reached());
+  EXPECT_EQ(r.header("x-encrypted-param"), "dl-7");
+  EXPECT_EQ(r.header("X-OTHER"), "b");
+  EXPECT_EQ(r.header("x-absent"), "");
+}
+
 TEST(http_client, a_download_streams_into_the_sink_under_its_cap) {
   http_test::server target;
   std::string file(300 * 1024, 'x');

@@ -12,6 +12,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -77,6 +78,14 @@ struct http_reply {
   std::string content_type;
   std::string body;          // the answer's body (a download's non-2xx answer too; its 2xx body went to the sink)
   std::size_t body_bytes = 0;
+  header_list headers;       // every header of the answer, as sent (within Beast's 8 KiB header limit)
+
+  // The first header of that name (any case), "" when none.
+  std::string header(std::string_view name) const {
+    for (const auto& [n, v] : headers)
+      if (boost::beast::iequals(n, name)) return v;
+    return "";
+  }
 
   bool reached() const { return transport_error.empty(); }
 };
