@@ -12,7 +12,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev
   libsimdjson-dev libyaml-cpp-dev libspdlog-dev liblmdb-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-jsonschema python3-yaml curl gnuplot-nox openssl ca-certificates tinyproxy microsocks ngircd
+  python3 python3-jsonschema python3-yaml python3-cryptography curl gnuplot-nox openssl ca-certificates tinyproxy microsocks ngircd
   clang libclang-rt-14-dev libfuzzer-14-dev
   libsystemd-dev systemd dpkg-dev fakeroot lintian debootstrap prometheus nodejs
 )
@@ -42,6 +42,7 @@ needs=(
   "test    python3-minimal        /usr/bin/python3"
   "test    python3-jsonschema     /usr/lib/python3/dist-packages/jsonschema/__init__.py"
   "test    python3-yaml           /usr/lib/python3/dist-packages/yaml/__init__.py"
+  "test    python3-cryptography   /usr/lib/python3/dist-packages/cryptography/__init__.py"
   "test    openssl                /usr/bin/openssl"
   "test    ca-certificates        /usr/sbin/update-ca-certificates"
   "test    tinyproxy-bin          /usr/bin/tinyproxy"
