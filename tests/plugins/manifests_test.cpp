@@ -7,6 +7,7 @@
 #include "irc/irc_manifest.hpp"
 #include "telegram/telegram_manifest.hpp"
 #include "webhook/webhook_manifest.hpp"
+#include "wechat/wechat_manifest.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
@@ -35,6 +36,8 @@ TEST(PluginManifests, webhook_passes_the_host_checks) {
   expect_host_accepts(webhook::manifest_json("1.2.3"), "webhook");
 }
 
+TEST(PluginManifests, wechat_passes_the_host_checks) { expect_host_accepts(wechat::manifest_json("1.2.3"), "wechat"); }
+
 TEST(PluginManifests, example_passes_the_host_checks) {
   expect_host_accepts(example::manifest_json("1.2.3"), "example");
 }
@@ -43,7 +46,7 @@ TEST(PluginManifests, example_passes_the_host_checks) {
 TEST(PluginManifests, a_broken_manifest_is_refused) {
   for (const std::string& good : {echo::manifest_json("1.2.3"), example::manifest_json("1.2.3"),
                                   telegram::manifest_json("1.2.3"), irc::manifest_json("1.2.3"),
-                                  webhook::manifest_json("1.2.3")}) {
+                                  webhook::manifest_json("1.2.3"), wechat::manifest_json("1.2.3")}) {
     auto without_card = boost::json::parse(good).as_object();
     without_card.erase("card");
     EXPECT_FALSE(xconn::parse_manifest(boost::json::serialize(without_card), build_facts));

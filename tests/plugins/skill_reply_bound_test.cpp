@@ -5,6 +5,7 @@
 #include "core/plugin_host/served_skill.hpp"
 #include "plugins/irc/irc_text.hpp"
 #include "plugins/telegram/telegram_text.hpp"
+#include "plugins/wechat/wechat_text.hpp"
 #include "support/abi_test_host.hpp"
 
 #include <boost/json.hpp>
@@ -140,6 +141,17 @@ TEST(SkillReplyBound, TelegramNamesOneBoundTelegramsOwnInUtf16Units) {
   EXPECT_TRUE(m.parsed.delivery.can_split);
   std::string own(m.raw.at("skill").as_string());
   EXPECT_FALSE(reply_bounds_named(own).empty()) << "the Telegram skill should keep telling the agent its bound";
+}
+
+TEST(SkillReplyBound, WechatNamesOneBoundItsSplittersInCodePoints) {
+  expect_one_reply_bound("wechat.so");
+  auto m = load("wechat.so");
+  ASSERT_TRUE(m.parsed.chat);
+  EXPECT_EQ(m.parsed.chat->max_length, static_cast<int>(wechat::max_part_code_points));
+  EXPECT_EQ(m.parsed.chat->unit, length_unit::characters);
+  EXPECT_TRUE(m.parsed.delivery.can_split);
+  std::string own(m.raw.at("skill").as_string());
+  EXPECT_FALSE(reply_bounds_named(own).empty()) << "the WeChat skill should keep telling the agent its bound";
 }
 
 }  // namespace xconn::skill_reply_bound_test

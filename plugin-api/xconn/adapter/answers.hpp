@@ -82,6 +82,15 @@ inline std::string auth_state(std::string_view status, std::string_view message 
   return boost::json::serialize(out);
 }
 inline std::string auth_pending(std::string_view message = {}) { return auth_state("pending", message); }
+// A QR run's state with its code: {"status": "pending" | "scanned", "qr_code_text", "expires_at" (unix ms),
+// "poll_interval_millis"}.
+inline std::string auth_qr(std::string_view status, std::string_view qr_code_text, std::int64_t expires_at,
+                           std::int64_t poll_interval_millis) {
+  return boost::json::serialize(boost::json::object{{"status", status},
+                                                    {"qr_code_text", qr_code_text},
+                                                    {"expires_at", expires_at},
+                                                    {"poll_interval_millis", poll_interval_millis}});
+}
 inline std::string auth_failed(std::string_view message = {}) { return auth_state("failed", message); }
 
 // A sign-in the target refused, answered as an error with its business code (invalid_credentials, ...).
