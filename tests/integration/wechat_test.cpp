@@ -105,6 +105,16 @@ class wechat : public ::testing::Test {
     for (const auto& s : state["sent"].as_array()) out.push_back(s.as_object());
     return out;
   }
+  // A file uploaded to the channel as xAgent does; its file_ref ("" and a test failure otherwise).
+  std::string upload(const std::string& channel, const std::string& bytes, const std::string& name,
+                     const std::string& type) {
+    auto r = http_call(server.port(), "POST", "/connectors/wechat/files/uploads",
+                       {{"Authorization", "Bearer " + server.key()}, {"X-XAgent-Connector-Channel-ID", channel},
+                        {"Content-Type", multipart_type()}},
+                       multipart({file_part(bytes, name, type)}));
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.status == 201 ? json::value_to<std::string>(r.json().at("file_ref")) : "";
+  }
   std::string status_of(const std::string& channel) {
     auto d = dp->get_descriptor(channel);
     return d ? text_of(descriptor_in(*d)["connection"].as_object(), "status") : "";
@@ -291,12 +301,8 @@ TEST_F(wechat, a_finals_file_is_uploaded_encrypted_and_sent_as_an_image_after_it
   api.add_message(token, wechat_text_message("ann@im.wechat", "the chart please", 1, "ctx-ann"));
   ASSERT_EQ(messages(channel, 1).size(), 1u);
   const std::string png = "\x89PNG\r\n\x1a\n" + random_bytes(20000);
-  auto r = http_call(server.port(), "POST", "/connectors/wechat/files/uploads",
-                     {{"Authorization", "Bearer " + server.key()}, {"X-XAgent-Connector-Channel-ID", channel},
-                      {"Content-Type", multipart_type()}},
-                     multipart({file_part(png, "chart.png", "image/png")}));
-  ASSERT_EQ(r.status, 201) << r.body;
-  auto ref = json::value_to<std::string>(r.json().at("file_ref"));
+  auto ref = upload(channel, png, "chart.png", "image/png");
+  ASSERT_FALSE(ref.empty());
   auto ack = dp->request("chat.message",
                          {{"message_id", "with-file"}, {"text", "here it is"},
                           {"files", json::array{json::object{{"type", "image"}, {"file_ref", ref}}}}},
@@ -359,13 +365,8 @@ TEST_F(wechat, the_tools_send_once_each_and_a_file_goes_encrypted_through_the_cd
   }
   EXPECT_EQ(sent().size(), 1u);
 
-  const std::string report = random_bytes(5000);
-  auto r = http_call(server.port(), "POST", "/connectors/wechat/files/uploads",
-                     {{"Authorization", "Bearer " + server.key()}, {"X-XAgent-Connector-Channel-ID", channel},
-                      {"Content-Type", multipart_type()}},
-                     multipart({file_part(report, "report.pdf", "application/pdf")}));
-  ASSERT_EQ(r.status, 201) << r.body;
-  auto ref = json::value_to<std::string>(r.json().at("file_ref"));
+  auto ref = upload(channel, random_bytes(5000), "report.pdf", "application/pdf");
+  ASSERT_FALSE(ref.empty());
   auto ack = dp->invoke(channel, "wechat_message_send_media", {{"file_ref", ref}, {"text", "the report"}});
   ASSERT_TRUE(ack);
   ASSERT_EQ(error_code(*ack), "") << json::serialize(*ack);
@@ -434,11 +435,13 @@ TEST_F(wechat, a_restart_restores_the_channel_with_its_sealed_token_and_the_mess
   dp.reset();
   server.stop();
   api.add_message(token, wechat_text_message("ann@im.wechat", "while down", 2, "ctx"));
-  api.add_fault("getconfig", "http500", 2);  // WeChat is away at the restart: degraded, then connected by itself
+  api.add_fault("getconfig", "http500", 1000);  // WeChat is away at the restart
   server.start();
   dp = dp_client::connect(server.port(), server.key(), "wechat", {{"connector_id", connector_id}});
   ASSERT_TRUE(dp);
   ASSERT_TRUE(dp->open_channel(channel));
+  EXPECT_TRUE(wait_until([&] { return status_of(channel) == "degraded"; }, 10s)) << status_of(channel);
+  api.clear_faults();  // back: connected by itself
   EXPECT_TRUE(wait_until([&] { return status_of(channel) == "connected"; }, 15s)) << status_of(channel);
   auto got = messages(channel, 1);
   ASSERT_EQ(got.size(), 1u);
