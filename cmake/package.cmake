@@ -10,7 +10,7 @@
 # /var/lib/xconn and the system user xconn are made by the maintainer scripts (deploy/debian/postinst).
 # `cmake --install` outside CPack is not what this is for: /etc and /lib/systemd are absolute destinations.
 
-set(XCONN_PACKAGED_PLUGINS echo telegram irc webhook)
+set(XCONN_PACKAGED_PLUGINS echo telegram irc webhook wechat)
 set(xconn_deploy ${PROJECT_SOURCE_DIR}/deploy)
 set(xconn_pkg_gen ${CMAKE_BINARY_DIR}/package)
 

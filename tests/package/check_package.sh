@@ -35,7 +35,7 @@ awk '{print $6}' "$work/list" | sed 's|^\./|/|' >"$work/paths"
 expected=(
   /usr/bin/xconnd /usr/bin/xconnctl
   /usr/lib/xconn/plugins/echo.so /usr/lib/xconn/plugins/telegram.so
-  /usr/lib/xconn/plugins/irc.so /usr/lib/xconn/plugins/webhook.so
+  /usr/lib/xconn/plugins/irc.so /usr/lib/xconn/plugins/webhook.so /usr/lib/xconn/plugins/wechat.so
   /etc/xconn/xconnd.yaml
   /lib/systemd/system/xconnd.service /lib/systemd/system/xconnd@.service
   /usr/share/doc/xconn/copyright /usr/share/doc/xconn/changelog.Debian.gz

@@ -159,7 +159,7 @@ connectors=$(curl -fsS -m 5 -H "Authorization: Bearer $key" "http://127.0.0.1:$p
 loaded=$(python3 -c 'import json, sys; print(" ".join(sorted(c["plugin_id"] for c in json.loads(sys.argv[1])["connectors"])))' \
   "$connectors")
 log "plugins loaded from /usr/lib/xconn/plugins: $loaded"
-[ "$loaded" = "echo irc telegram webhook" ] || fail "expected echo irc telegram webhook loaded, got '$loaded'"
+[ "$loaded" = "echo irc telegram webhook wechat" ] || fail "expected echo irc telegram webhook wechat loaded, got '$loaded'"
 files=$("${in_root[@]}" stat -c '%n %U:%G %a' /var/lib/xconn/api_key /var/lib/xconn/sealing_key) ||
   fail "no api_key or sealing_key in /var/lib/xconn"
 log "keys: $(echo "$files" | tr '\n' ';')"
