@@ -60,7 +60,9 @@ auto wechat_plugin::new_code(qr_run& run) -> awaitable<std::optional<std::string
 }
 
 auto wechat_plugin::start_qr(std::string channel, std::string session, completion done) -> awaitable<void> {
-  std::erase_if(qr_runs_, [&](const auto& r) { return r.second.channel == channel; });  // one run per channel
+  // One run per channel; an abandoned run is dropped once its code is long past (the host keeps its own record).
+  const auto now = now_ms();
+  std::erase_if(qr_runs_, [&](const auto& r) { return r.second.channel == channel || r.second.expires_at < now; });
   qr_run run;
   run.channel = channel;
   if (!co_await new_code(run))
@@ -75,6 +77,10 @@ auto wechat_plugin::poll_qr(std::string channel, std::string session, bool refre
   auto it = qr_runs_.find(session);
   if (it == qr_runs_.end() || it->second.channel != channel)
     co_return done.fail({"auth_session_not_found", "no such QR sign-in on this channel", false});
+  if (!refresh && now_ms() > it->second.expires_at) {  // five minutes without a confirmation
+    qr_runs_.erase(it);
+    co_return done.ok(answers::auth_state("expired", "the QR code expired; start again"));
+  }
   if (refresh) {
     it->second.refreshes = 0;
     if (!co_await new_code(it->second))

@@ -77,6 +77,8 @@ class wechat : public ::testing::Test {
   void TearDown() override {
     dp.reset();
     server.stop();
+    // Every request the plugin made carried iLink's headers and base_info.
+    EXPECT_TRUE(api.state()["violations"].as_array().empty()) << json::serialize(api.state()["violations"]);
   }
 
   std::optional<json::object> status(const std::string& channel, const std::string& session, bool refresh = false) {
@@ -367,7 +369,10 @@ TEST_F(wechat, the_tools_send_once_each_and_a_file_goes_encrypted_through_the_cd
 
   auto ref = upload(channel, random_bytes(5000), "report.pdf", "application/pdf");
   ASSERT_FALSE(ref.empty());
-  auto ack = dp->invoke(channel, "wechat_message_send_media", {{"file_ref", ref}, {"text", "the report"}});
+  std::optional<json::object> ack;
+  for (int i = 0; i < 2; ++i)  // one tool_call_id: sent once
+    ack = dp->invoke(channel, "wechat_message_send_media", {{"file_ref", ref}, {"text", "the report"}},
+                     {{"tool_call_id", "call-8"}});
   ASSERT_TRUE(ack);
   ASSERT_EQ(error_code(*ack), "") << json::serialize(*ack);
   auto result = payload_of(*ack)["result"].as_object();
