@@ -62,7 +62,9 @@ auto wechat_plugin::new_code(qr_run& run) -> awaitable<std::optional<std::string
 auto wechat_plugin::start_qr(std::string channel, std::string session, completion done) -> awaitable<void> {
   // One run per channel; an abandoned run is dropped once its code is long past (the host keeps its own record).
   const auto now = now_ms();
-  std::erase_if(qr_runs_, [&](const auto& r) { return r.second.channel == channel || r.second.expires_at + qr_lifetime_ms < now; });
+  std::erase_if(qr_runs_, [&](const auto& r) {
+    return r.second.channel == channel || r.second.expires_at + qr_lifetime_ms < now;
+  });
   qr_run run;
   run.channel = channel;
   if (!co_await new_code(run))
