@@ -38,11 +38,12 @@ std::string qr_signed_in(dp_client& dp, fake_ilink& api, const std::string& bot_
     return "";
   }
   json::object poll{{"flow_id", "wechat_qr_login"}, {"auth_session_id", text_of(payload_of(*start), "auth_session_id")}};
+  std::optional<json::object> s;
   for (int i = 0; i < 6; ++i) {
-    auto s = dp.request("auth.status", poll, channel, 15s);
+    s = dp.request("auth.status", poll, channel, 15s);
     if (s && text_of(payload_of(*s), "status") == "authenticated") return channel;
   }
-  ADD_FAILURE() << "the QR sign-in did not complete";
+  ADD_FAILURE() << "the QR sign-in did not complete: " << (s ? json::serialize(*s) : "no answer");
   return "";
 }
 
