@@ -13,6 +13,7 @@
 #include "irc_replies.hpp"
 #include "irc_text.hpp"
 #include "kit/json_fields.hpp"
+#include "kit/unix_time.hpp"
 #include "kit/utf8_bound.hpp"
 
 #include <boost/json.hpp>
@@ -45,9 +46,7 @@ inline std::optional<privmsg> read_privmsg(const line& l) {
   }
   auto time = l.tags.find("time");
   long long at = time == l.tags.end() ? 0 : server_time_ms(time->second);
-  if (at <= 0)
-    at = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-             .count();
+  if (at <= 0) at = xconn::kit::unix_ms();
   message["at"] = at;
   message["channel_key"] = to_valid_utf8(to_channel ? "irc/group/" + l.params[0] : "irc/direct/" + nick, true);
   return privmsg{boost::json::serialize(message), fold(to_channel ? l.params[0] : nick), to_channel};

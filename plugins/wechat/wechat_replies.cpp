@@ -7,6 +7,7 @@
 #include "ilink_crypto.hpp"
 #include "wechat_text.hpp"
 #include "kit/json_fields.hpp"
+#include "kit/unix_time.hpp"
 
 #include <xconn/adapter/answers.hpp>
 #include <xconn/adapter/media_files.hpp>
@@ -21,11 +22,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr auto send_timeout = 8s;
-
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::string new_client_id() { return "xconn-" + to_hex(random_bytes(8)); }
 
@@ -127,7 +123,7 @@ auto wechat_plugin::message_tool(binding b, std::string text, completion done) -
     auto [code, retryable] = refusal_of(b, r);
     co_return done.fail({code, "WeChat did not take the message", retryable});
   }
-  done.ok(answers::tool_sent().with("message_id", json::string(id)).with("sent_at", now_ms())
+  done.ok(answers::tool_sent().with("message_id", json::string(id)).with("sent_at", xconn::kit::unix_ms())
               .with("recipient_ref", json::string(to.user)).json());
 }
 

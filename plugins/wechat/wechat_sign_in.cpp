@@ -6,6 +6,7 @@
 #include "wechat_plugin.hpp"
 
 #include "kit/json_fields.hpp"
+#include "kit/unix_time.hpp"
 
 #include <xconn/adapter/answers.hpp>
 
@@ -23,11 +24,6 @@ namespace {
 constexpr std::int64_t qr_lifetime_ms = 5 * 60 * 1000;  // the run's own bound: WeChat names none
 constexpr std::int64_t poll_interval_ms = 2000;
 constexpr int max_refreshes = 3;
-
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 // A bot account id as shown: the first four and last four characters, the rest hidden.
 std::string masked(const std::string& id) {
@@ -55,13 +51,13 @@ auto wechat_plugin::new_code(qr_run& run) -> awaitable<std::optional<std::string
   run.qr_text = text;
   run.poll_at = api_->api();
   run.scanned = false;
-  run.expires_at = now_ms() + qr_lifetime_ms;
+  run.expires_at = xconn::kit::unix_ms() + qr_lifetime_ms;
   co_return text;
 }
 
 auto wechat_plugin::start_qr(std::string channel, std::string session, completion done) -> awaitable<void> {
   // One run per channel; an abandoned run is dropped once its code is long past (the host keeps its own record).
-  const auto now = now_ms();
+  const auto now = xconn::kit::unix_ms();
   std::erase_if(qr_runs_, [&](const auto& r) {
     return r.second.channel == channel || r.second.expires_at + qr_lifetime_ms < now;
   });
@@ -79,7 +75,7 @@ auto wechat_plugin::poll_qr(std::string channel, std::string session, bool refre
   auto it = qr_runs_.find(session);
   if (it == qr_runs_.end() || it->second.channel != channel)
     co_return done.fail({"auth_session_not_found", "no such QR sign-in on this channel", false});
-  if (!refresh && now_ms() > it->second.expires_at) {  // five minutes without a confirmation
+  if (!refresh && xconn::kit::unix_ms() > it->second.expires_at) {  // five minutes without a confirmation
     qr_runs_.erase(it);
     co_return done.ok(answers::auth_state("expired", "the QR code expired; start again"));
   }

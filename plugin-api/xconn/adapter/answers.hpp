@@ -60,17 +60,23 @@ class answer_object {
 
 // ---- Auth answers (plugin.h on_auth_start) ----
 
-// {"status":"authenticated","binding":{"display_name","account_hint"}}
-inline std::string auth_authenticated(const target_binding& b) {
-  return boost::json::serialize(boost::json::object{
+namespace detail {
+// {"status":"authenticated","binding":{"display_name","account_hint"}}, as an object to add to.
+inline boost::json::object authenticated_object(const target_binding& b) {
+  return boost::json::object{
       {"status", "authenticated"},
-      {"binding", boost::json::object{{"display_name", b.display_name}, {"account_hint", b.account_hint}}}});
+      {"binding", boost::json::object{{"display_name", b.display_name}, {"account_hint", b.account_hint}}}};
+}
+}  // namespace detail
+
+inline std::string auth_authenticated(const target_binding& b) {
+  return boost::json::serialize(detail::authenticated_object(b));
 }
 
 // Signed in with what the run obtained from the target (a QR sign-in's token): the host seals credentials as the
-// channel's and hands them back at restore, never showing them (ABI 1.8: check host().api_minor() first).
+// channel's and hands them back at restore, never showing them (ABI 1.8: check host().c_api()->api_minor first).
 inline std::string auth_authenticated(const target_binding& b, const boost::json::object& credentials) {
-  auto out = boost::json::parse(auth_authenticated(b)).as_object();
+  auto out = detail::authenticated_object(b);
   out["credentials"] = credentials;
   return boost::json::serialize(out);
 }
