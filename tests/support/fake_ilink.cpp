@@ -1,27 +1,17 @@
 #include "support/fake_ilink.hpp"
 
+#include "support/fake_process.hpp"
 #include "support/files_helpers.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <sstream>
 
 namespace xconn::test {
 namespace json = boost::json;
 
 fake_ilink::fake_ilink(bool tls) : tls_(tls) {
-  std::vector<std::string> args{(source_dir() / "tests/fakes/fake_ilink.py").string()};
-  if (tls) {
-    auto cert = dir_.path() / "cert.pem", key = dir_.path() / "key.pem";
-    auto command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
-                   "-keyout " + key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
-    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "openssl could not make a certificate";
-    args.push_back(cert.string());
-    args.push_back(key.string());
-  }
-  process_ = std::make_unique<daemon_process>(args, dir_.path(), std::map<std::string, std::string>{},
-                                              XCONN_TEST_PYTHON);
+  process_ = start_fake_script("fake_ilink.py", dir_, tls);
   wait_until([&] {
     auto text = process_->console();
     auto at = text.find("PORT ");
