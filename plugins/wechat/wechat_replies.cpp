@@ -50,6 +50,7 @@ std::pair<std::string, bool> wechat_plugin::refusal_of(const binding& b, const i
     return {"connection_not_authenticated", false};
   }
   if (r.unreachable()) return {"target_unreachable", true};
+  if (r.http_status == 429) return {"rate_limited", true};  // asked to slow down: never a refusal for good
   // -2: WeChat's reply rules (an old context_token, a quota). Its words go to the log only.
   host().warn("wechat: a send was refused (ret " + std::to_string(r.ret) + ")");
   host().count("sends_refused");

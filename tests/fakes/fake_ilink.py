@@ -207,6 +207,8 @@ class Handler(BaseHTTPRequestHandler):
             self.drop()
         elif kind == "http500":
             self.answer(500, {"errmsg": "internal error"})
+        elif kind == "http429":
+            self.answer(429, {"errmsg": "too many requests"})
         elif kind.startswith("ret:"):
             code = int(kind[4:])
             self.answer(200, {"ret": code, "errcode": code, "errmsg": "fault %d" % code})

@@ -394,7 +394,7 @@ TEST_F(wechat, the_tools_send_once_each_and_a_file_goes_encrypted_through_the_cd
   EXPECT_EQ(error_code(*missing), "file_ref_not_found");
 }
 
-TEST_F(wechat, a_send_refused_by_wechats_rules_is_not_retryable_and_minus_14_expires_the_channel) {
+TEST_F(wechat, a_send_refused_by_wechats_rules_is_not_retryable_429_and_5xx_are_and_minus_14_expires_the_channel) {
   auto channel = signed_in();
   ASSERT_FALSE(channel.empty());
   api.add_fault("sendmessage", "ret:-2");
@@ -403,6 +403,17 @@ TEST_F(wechat, a_send_refused_by_wechats_rules_is_not_retryable_and_minus_14_exp
   EXPECT_EQ(text_of(payload_of(*ack), "status"), "rejected") << json::serialize(*ack);
   EXPECT_EQ(text_of(payload_of(*ack), "code"), "send_failed");
   EXPECT_EQ(payload_of(*ack).at("retryable"), false);
+
+  api.add_fault("sendmessage", "http429");  // slowed down, not refused: retryable
+  ack = dp->request("chat.message", {{"message_id", "r-2"}, {"text", "later"}}, channel, 15s);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "code"), "rate_limited") << json::serialize(*ack);
+  EXPECT_EQ(payload_of(*ack).at("retryable"), true);
+  api.add_fault("sendmessage", "http500");
+  ack = dp->request("chat.message", {{"message_id", "r-3"}, {"text", "later"}}, channel, 15s);
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(text_of(payload_of(*ack), "code"), "target_unreachable") << json::serialize(*ack);
+  EXPECT_EQ(payload_of(*ack).at("retryable"), true);
 
   api.expire_token(token);
   EXPECT_TRUE(wait_until([&] { return status_of(channel) == "expired"; }, 10s)) << status_of(channel);

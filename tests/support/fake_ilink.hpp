@@ -51,7 +51,7 @@ class fake_ilink {
   media_ref add_media(const std::string& bytes, const std::string& key_form = "raw");
 
   // The next `times` calls of path ("getupdates", "sendmessage", "msg/notifystart", "get_qrcode_status",
-  // "c2c/upload", "c2c/download", ... or "*") answer kind: "http500", "drop", "slow" (the real answer after 6 s),
+  // "c2c/upload", "c2c/download", ... or "*") answer kind: "http500", "http429", "drop", "slow" (the real answer after 6 s),
   // "ret:-14", "ret:-2", "ret:-1".
   void add_fault(const std::string& path, const std::string& kind, int times = 1);
   void clear_faults();
